@@ -1,0 +1,19 @@
+import { defineResource } from '../src/kernel/define.js';
+import { email, text } from '../src/kernel/fields.js';
+
+export default defineResource({
+  name: 'client',
+  path: '/clients',
+  table: 'clients',
+  idPrefix: 'client_',
+  description: 'A customer of the workspace.',
+  scopes: { read: 'read:clients', write: 'write:clients' },
+  fields: {
+    name: text(200, { required: true, examples: ['Acme GmbH'] }),
+    email: email(),
+    phone: { type: ['string', 'null'], pattern: '^[0-9+()./ -]{3,40}$', examples: ['+49 30 1234567'] },
+    company: text(200, { examples: ['Acme Group'] }),
+  },
+  required: ['name'],
+  list: { sorts: ['created_at', 'updated_at'], filters: [] },
+});

@@ -1,0 +1,27 @@
+import { defineResource, isSet } from '../src/kernel/define.js';
+import { email, states, text } from '../src/kernel/fields.js';
+
+const STATUSES = ['new', 'contacted', 'qualified', 'disqualified', 'converted'];
+
+export default defineResource({
+  name: 'lead',
+  path: '/leads',
+  table: 'leads',
+  idPrefix: 'lead_',
+  description: 'A prospective customer, scored 0-100.',
+  scopes: { read: 'read:leads', write: 'write:leads' },
+  fields: {
+    name: text(200, { required: true, examples: ['Grace Hopper'] }),
+    email: email(),
+    company: text(200, { examples: ['Navy Labs'] }),
+    source: text(100, { examples: ['website'] }),
+    score: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: 'Lead score, 0-100.', examples: [72] },
+    status: states(STATUSES, 'new', 'Where the lead stands; moves freely.'),
+  },
+  required: ['name'],
+  list: { sorts: ['created_at', 'updated_at'], filters: ['status'] },
+  state: { field: 'status', transitions: 'free' },
+  events: {
+    scored: { when: isSet('score'), description: 'A lead was given a score, or its score changed.' },
+  },
+});

@@ -1,0 +1,173 @@
+import type { ValidateFunction } from 'ajv';
+import type { Knex } from 'knex';
+import type { Redis } from '../db/redis.js';
+import { newId } from '../ids.js';
+import { createSchemaAjv } from '../kernel/ajv.js';
+import { markRevoked } from './revocation.js';
+import type { Plan } from './plans.js';
+import { writes } from './plans.js';
+import { displayPrefix, generateToken, hashToken } from './tokens.js';
+
+/** A refused operator request: the message is the reason, shown as is. */
+export class RefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RefusedError';
+  }
+}
+
+export const DEFAULT_RATE_LIMIT = 60;
+export const MAX_RATE_LIMIT = 6000;
+
+const ajv = createSchemaAjv();
+
+const validateWorkspace = ajv.compile({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'plan'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, plan: { type: 'string', minLength: 1, maxLength: 32 } },
+});
+
+const validateKey = ajv.compile({
+  type: 'object',
+  additionalProperties: false,
+  required: ['workspace', 'name', 'scopes'],
+  properties: {
+    workspace: { type: 'string', minLength: 1, maxLength: 64 },
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 } },
+    rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT },
+  },
+});
+
+function refuseInvalid(validate: ValidateFunction<unknown>, input: unknown): void {
+  if (validate(input)) return;
+  const first = validate.errors?.[0];
+  const where = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : 'input';
+  throw new RefusedError(`${where === 'rate_limit' ? 'rate limit' : where} ${first?.message ?? 'is invalid'}`);
+}
+
+export async function findPlan(db: Knex, name: string): Promise<Plan | undefined> {
+  return (await db('plans').first('*').where('name', name)) as Plan | undefined;
+}
+
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: string;
+}
+
+export async function createWorkspace(db: Knex, input: { name: string; plan: string }, now = Date.now()): Promise<WorkspaceRecord> {
+  refuseInvalid(validateWorkspace, input);
+  const plan = await findPlan(db, input.plan);
+  if (!plan) {
+    const known = (await db('plans').pluck('name')) as string[];
+    throw new RefusedError(`unknown plan "${input.plan}" (plans: ${known.join(', ')})`);
+  }
+  const id = newId('ws_');
+  await db('workspaces').insert({ id, name: input.name, plan: plan.name, created_at: now, updated_at: now });
+  return { id, name: input.name, plan: plan.name, created_at: new Date(now).toISOString() };
+}
+
+export interface KeyInput {
+  workspace: string;
+  name: string;
+  scopes: string[];
+  rate_limit?: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  rate_limit: number;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/**
+ * Creates a key if the workspace's plan allows it: API access at all, the scopes (a read_only
+ * plan refuses every write:, delete: and admin: scope), and the number of live keys. The
+ * token is returned here and never again; only its hash is stored.
+ */
+export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, now = Date.now()): Promise<KeyRecord & { token: string }> {
+  refuseInvalid(validateKey, input);
+  const scopes = [...new Set(input.scopes)];
+  const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
+  return db.transaction(async (trx) => {
+    // Locks the workspace row (MySQL) so two concurrent creations cannot both pass the cap.
+    const workspace = (await trx('workspaces').first('id', 'plan').where('id', input.workspace).forUpdate()) as { id: string; plan: string } | undefined;
+    if (!workspace) throw new RefusedError(`unknown workspace "${input.workspace}"`);
+    const plan = (await findPlan(trx, workspace.plan)) as Plan;
+    if (plan.api_access === 'none') throw new RefusedError(`plan "${plan.name}" has no API access: it creates no keys`);
+    if (plan.api_access === 'read_only') {
+      const refused = scopes.filter(writes);
+      if (refused.length > 0) throw new RefusedError(`plan "${plan.name}" is read_only: scope ${refused.join(', ')} is not allowed (no write:, delete: or admin: scopes)`);
+    }
+    const unknown = scopes.filter((s) => !catalog.includes(s));
+    if (unknown.length > 0) throw new RefusedError(`unknown scope ${unknown.join(', ')} (scopes: ${catalog.join(' ')})`);
+    const live = await trx('api_keys').count({ n: '*' }).where('workspace_id', workspace.id).whereNull('revoked_at').first();
+    if (Number(live?.n ?? 0) >= plan.max_keys) {
+      throw new RefusedError(`plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${Number(live?.n)}: revoke one first`);
+    }
+    const token = generateToken();
+    const record: KeyRecord = {
+      id: newId('key_'),
+      workspace_id: workspace.id,
+      name: input.name,
+      prefix: displayPrefix(token),
+      scopes,
+      rate_limit: rateLimit,
+      created_at: new Date(now).toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await trx('api_keys').insert({
+      id: record.id,
+      workspace_id: workspace.id,
+      name: record.name,
+      prefix: record.prefix,
+      token_hash: hashToken(token),
+      scopes: JSON.stringify(scopes),
+      rate_limit: rateLimit,
+      created_at: now,
+    });
+    return { ...record, token };
+  });
+}
+
+const iso = (ms: unknown) => (ms == null ? null : new Date(Number(ms)).toISOString());
+
+export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {
+  const workspace = await db('workspaces').first('id').where('id', workspaceId);
+  if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
+  const rows = (await db('api_keys')
+    .select('id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'last_used_at', 'revoked_at')
+    .where('workspace_id', workspaceId)
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])) as Record<string, unknown>[];
+  return rows.map((r) => ({
+    id: String(r.id),
+    workspace_id: String(r.workspace_id),
+    name: String(r.name),
+    prefix: String(r.prefix),
+    scopes: JSON.parse(String(r.scopes)) as string[],
+    rate_limit: Number(r.rate_limit),
+    created_at: iso(r.created_at) as string,
+    last_used_at: iso(r.last_used_at),
+    revoked_at: iso(r.revoked_at),
+  }));
+}
+
+/** Revokes a key everywhere: the database at once, and the Redis marker every server checks. */
+export async function revokeKey(db: Knex, redis: Redis | undefined, redisPrefix: string, keyId: string, now = Date.now()): Promise<{ id: string; revoked_at: string; already: boolean }> {
+  const row = (await db('api_keys').first('id', 'revoked_at').where('id', keyId)) as { id: string; revoked_at: number | null } | undefined;
+  if (!row) throw new RefusedError(`unknown key "${keyId}"`);
+  if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
+  await db('api_keys').update({ revoked_at: now }).where('id', keyId).whereNull('revoked_at');
+  await markRevoked(redis, redisPrefix, keyId);
+  return { id: row.id, revoked_at: new Date(now).toISOString(), already: false };
+}

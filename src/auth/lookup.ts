@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Clock } from '../deps.js';
+import type { AuthContext } from '../http/context.js';
+import { effectiveScopes, type ApiAccess } from './plans.js';
+import { hashToken } from './tokens.js';
+
+interface KeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string;
+  rate_limit: number;
+  last_used_at: number | null;
+  workspace_id: string;
+  workspace_name: string;
+  plan: string;
+  api_access: ApiAccess;
+}
+
+interface Entry {
+  auth: AuthContext | null;
+  expires: number;
+}
+
+const MAX_ENTRIES = 10_000;
+/** last_used_at is a hint for operators: one write a minute per key is plenty. */
+const LAST_USED_EVERY_MS = 60_000;
+
+/**
+ * Token -> key, workspace and plan, cached in process for `ttlMs` so the hot path costs no
+ * query. A revocation reaches every process within that TTL (and at once with Redis: see
+ * revocation.ts). A ttl of 0 looks the key up on every request.
+ */
+export class KeyLookup {
+  private readonly cache = new Map<string, Entry>();
+
+  constructor(
+    private readonly db: Knex,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async find(token: string): Promise<AuthContext | null> {
+    const hash = hashToken(token);
+    const now = this.clock.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expires > now) return cached.auth;
+    const auth = await this.load(hash, now);
+    if (this.ttlMs > 0) {
+      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.delete(hash);
+      this.cache.set(hash, { auth, expires: now + this.ttlMs });
+    }
+    return auth;
+  }
+
+  private async load(hash: string, now: number): Promise<AuthContext | null> {
+    const row = (await this.db('api_keys as k')
+      .join('workspaces as w', 'w.id', 'k.workspace_id')
+      .join('plans as p', 'p.name', 'w.plan')
+      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+      .where('k.token_hash', hash)
+      .whereNull('k.revoked_at')) as KeyRow | undefined;
+    if (!row || row.api_access === 'none') return null;
+    if (row.last_used_at == null || now - Number(row.last_used_at) > LAST_USED_EVERY_MS) {
+      this.db('api_keys')
+        .update({ last_used_at: now })
+        .where('id', row.id)
+        .catch((err: Error) => this.log.warn({ err: err.message, key: row.id }, 'could not record last_used_at'));
+    }
+    const scopes = JSON.parse(row.scopes) as string[];
+    return {
+      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: Number(row.rate_limit) },
+      workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
+      scopes: new Set(effectiveScopes(scopes, row.api_access)),
+    };
+  }
+}

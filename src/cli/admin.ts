@@ -1,0 +1,117 @@
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '../auth/keys.js';
+import { scopeCatalog } from '../auth/scopes.js';
+import { boot } from '../boot.js';
+import { migrateLatest } from '../db/migrate.js';
+
+const USAGE = `Usage:
+  npm run admin -- workspace create --name NAME --plan PLAN [--json]
+  npm run admin -- key create --workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--json]
+  npm run admin -- key list --workspace WS_ID [--json]
+  npm run admin -- key revoke KEY_ID [--json]`;
+
+class UsageError extends Error {}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing --${flag}`);
+  return value;
+}
+
+function parseRateLimit(raw: string | undefined): number | string | undefined {
+  if (raw === undefined) return undefined;
+  // Anything but a plain integer goes through as text, so validation names the problem.
+  return /^-?\d+$/.test(raw) ? Number(raw) : raw;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        plan: { type: 'string' },
+        workspace: { type: 'string' },
+        scopes: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [noun, verb, arg] = positionals;
+  if (values.help || !noun) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const json = values.json;
+  const print = (asJson: unknown, text: string) => console.log(json ? JSON.stringify(asJson) : text);
+
+  // Logs go to stderr: with --json, stdout carries one JSON object and nothing else.
+  const { config, deps, registry } = await boot(process.env, { log: pino({ level: 'warn' }, pino.destination(2)) });
+  try {
+    await migrateLatest(deps.db, config.migrationsDirs);
+    const command = `${noun} ${verb ?? ''}`.trim();
+    switch (command) {
+      case 'workspace create': {
+        const ws = await createWorkspace(deps.db, { name: required(values.name, 'name'), plan: required(values.plan, 'plan') });
+        print(ws, `created workspace ${ws.id} (${ws.name}, plan ${ws.plan})`);
+        break;
+      }
+      case 'key create': {
+        const catalog = scopeCatalog(registry).map((s) => s.name);
+        const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+        const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
+        if (input.rate_limit === undefined) delete input.rate_limit;
+        const key = await createKey(deps.db, catalog, input as Parameters<typeof createKey>[2]);
+        print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
+        break;
+      }
+      case 'key list': {
+        const keys = await listKeys(deps.db, required(values.workspace, 'workspace'));
+        print(
+          { data: keys },
+          keys.length === 0
+            ? 'no keys'
+            : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'live'}  ${k.scopes.join(' ')}`).join('\n'),
+        );
+        break;
+      }
+      case 'key revoke': {
+        if (!arg) throw new UsageError('missing KEY_ID');
+        const result = await revokeKey(deps.db, deps.redis, config.redisPrefix, arg);
+        print(result, result.already ? `key ${result.id} was already revoked at ${result.revoked_at}` : `revoked key ${result.id}`);
+        break;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof RefusedError) {
+      console.error(`refused: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof UsageError) {
+      console.error(`${err.message}\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await deps.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(`error: ${err.message}`);
+    process.exit(1);
+  },
+);

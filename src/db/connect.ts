@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import type { DatabaseConfig } from '../config.js';
+
+/** Knex settings for either backend; the only place that knows how each is opened. */
+export function knexSettings(database: DatabaseConfig): Knex.Config {
+  if (database.client === 'sqlite') {
+    return {
+      client: 'better-sqlite3',
+      connection: { filename: database.filename },
+      useNullAsDefault: true,
+      // SQLite has one writer at a time: one connection per process, WAL so readers never block it.
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma('foreign_keys = ON');
+          done(null, conn);
+        },
+      },
+    };
+  }
+  const url = new URL(database.url);
+  return {
+    client: 'mysql2',
+    connection: {
+      host: url.hostname,
+      port: url.port ? Number(url.port) : 3306,
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      database: decodeURIComponent(url.pathname.slice(1)),
+      charset: 'utf8mb4',
+      connectTimeout: 5000,
+    },
+    pool: { min: 0, max: 10 },
+    acquireConnectionTimeout: 5000,
+  };
+}
+
+export function createDb(database: DatabaseConfig): Knex {
+  if (database.client === 'sqlite' && database.filename !== ':memory:') {
+    fs.mkdirSync(path.dirname(database.filename), { recursive: true });
+  }
+  return knex(knexSettings(database));
+}

@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Knex } from 'knex';
+
+interface MigrationFile {
+  name: string;
+  file: string;
+}
+
+/**
+ * Migrations are plain modules exporting up/down, found in every configured folder and run in
+ * the order of their file names (which start with a timestamp), whichever folder they come from.
+ */
+class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
+  constructor(private readonly dirs: readonly string[]) {}
+
+  async getMigrations(): Promise<MigrationFile[]> {
+    const found: MigrationFile[] = [];
+    for (const dir of this.dirs) {
+      if (!fs.existsSync(dir)) continue;
+      for (const name of fs.readdirSync(dir)) {
+        if (/\.(ts|js)$/.test(name) && !name.endsWith('.d.ts')) found.push({ name: name.replace(/\.(ts|js)$/, ''), file: path.join(dir, name) });
+      }
+    }
+    return found.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  getMigrationName(migration: MigrationFile): string {
+    return migration.name;
+  }
+
+  async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
+    return (await import(pathToFileURL(migration.file).href)) as Knex.Migration;
+  }
+}
+
+export async function migrateLatest(db: Knex, dirs: readonly string[]): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource: new FolderMigrationSource(dirs) })) as [number, string[]];
+  return applied;
+}

@@ -1,0 +1,55 @@
+import type { Knex } from 'knex';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { createDb } from './db/connect.js';
+import { createRedis, type Redis } from './db/redis.js';
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
+
+export interface Deps {
+  readonly config: Config;
+  readonly db: Knex;
+  readonly redis: Redis | undefined;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** True when the clock was injected (tests): the Redis limiter then takes its time from it. */
+  readonly clockInjected: boolean;
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  clock?: Clock;
+  log?: Logger;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    base: { pid: process.pid },
+    redact: { paths: ['token', 'secret', '*.token', '*.secret', 'headers.authorization'], censor: '[redacted]' },
+  });
+}
+
+/** Builds the shared pieces once; everything downstream receives them as a plain object. */
+export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+  const log = overrides.log ?? createLogger(config);
+  const db = createDb(config.database);
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  return Object.freeze({
+    config,
+    db,
+    redis,
+    log,
+    clock: overrides.clock ?? systemClock,
+    clockInjected: overrides.clock !== undefined,
+    async close() {
+      await redis?.close();
+      await db.destroy();
+    },
+  });
+}

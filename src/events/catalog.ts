@@ -1,0 +1,24 @@
+import type { Registry } from '../kernel/registry.js';
+
+export interface EventInfo {
+  name: string;
+  resource: string;
+  description: string;
+}
+
+/** Every event the plugins can emit: created, updated and deleted for each, plus their own. */
+export function eventCatalog(registry: Registry): EventInfo[] {
+  const events: EventInfo[] = [];
+  for (const { def } of registry.resources) {
+    const resource = def.path.slice(1);
+    events.push(
+      { name: `${def.name}.created`, resource, description: `A ${def.name} was created.` },
+      { name: `${def.name}.updated`, resource, description: `A ${def.name} was updated.` },
+      { name: `${def.name}.deleted`, resource, description: `A ${def.name} was deleted.` },
+    );
+    for (const [event, declared] of Object.entries(def.events ?? {})) {
+      events.push({ name: `${def.name}.${event}`, resource, description: declared.description });
+    }
+  }
+  return events;
+}

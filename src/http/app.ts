@@ -1,0 +1,55 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { KeyLookup } from '../auth/lookup.js';
+import type { Deps } from '../deps.js';
+import { mountResources } from '../kernel/routes.js';
+import type { Registry } from '../kernel/registry.js';
+import { createLimiter } from '../ratelimit/limiter.js';
+import type { AppContext, AppState } from './context.js';
+import { accessLog } from './middleware/access-log.js';
+import { authenticate } from './middleware/authenticate.js';
+import { errorRenderer } from './middleware/errors.js';
+import { fallback } from './middleware/fallback.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { requestId } from './middleware/request-id.js';
+import { mountMeta } from './routes/meta.js';
+
+/**
+ * With SQLite, other processes (a second server, the admin command) share the file and nothing
+ * tells this one of a revocation: the key is looked up on every request (microseconds in
+ * process). Elsewhere the lookup is cached for a second.
+ */
+function keyCacheTtl(deps: Deps): number {
+  return deps.config.database.client === 'sqlite' ? 0 : 1000;
+}
+
+export interface App {
+  koa: Koa<AppState, AppContext>;
+  close(): void;
+}
+
+export function createApp(deps: Deps, registry: Registry): App {
+  const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
+  const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
+  const lookup = new KeyLookup(deps.db, deps.clock, keyCacheTtl(deps), deps.log);
+
+  const router = new Router<AppState, AppContext>();
+  mountMeta(router, registry);
+  mountResources(router, registry, deps.db);
+
+  // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
+  const chain = [
+    requestId(),
+    accessLog(deps.log),
+    errorRenderer(deps.log),
+    authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit }),
+    rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clockInjected ? deps.clock : undefined }),
+    fallback(),
+    router.routes(),
+    router.allowedMethods(),
+  ];
+  for (const middleware of chain) koa.use(middleware);
+  // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
+  koa.silent = true;
+  return { koa, close: () => limiter.close() };
+}

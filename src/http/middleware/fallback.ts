@@ -1,0 +1,16 @@
+import { ApiError } from '../../errors.js';
+import type { Ctx } from '../context.js';
+
+/**
+ * Turns what the router leaves unanswered into problem+json: no route (404), a route without
+ * this method (405, the router has set Allow), a method the router does not know (501).
+ */
+export function fallback() {
+  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+    await next();
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    if (ctx.status === 405) throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
+    if (ctx.status === 501) throw new ApiError('not_implemented', `${ctx.method} is not implemented.`);
+    if (ctx.status === 404) throw new ApiError('not_found', `No endpoint at ${ctx.path}.`);
+  };
+}

@@ -1,0 +1,36 @@
+import { revocationMarker } from '../../auth/revocation.js';
+import type { Clock } from '../../deps.js';
+import { ApiError } from '../../errors.js';
+import type { WindowStore } from '../../ratelimit/window.js';
+import type { Ctx } from '../context.js';
+
+export interface RateLimitOptions {
+  store: WindowStore;
+  redisPrefix: string;
+  /** Only an injected (test) clock is passed to the store; otherwise Redis uses its own time. */
+  clock: Clock | undefined;
+}
+
+/** Every authenticated request counts against its key, whatever its answer; the excess gets 429. */
+export function rateLimit(options: RateLimitOptions) {
+  const { store, redisPrefix, clock } = options;
+  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+    const auth = ctx.state.auth;
+    if (!auth) return next();
+    const { id, rate_limit: limit } = auth.key;
+    const result = await store.hit(`key:${id}`, limit, { now: clock?.now(), denyIfExists: revocationMarker(redisPrefix, id) });
+    if (result.revoked) {
+      ctx.state.auth = undefined;
+      throw new ApiError('invalid_token', 'The token is unknown or revoked.', { headers: { 'WWW-Authenticate': 'Bearer realm="workspace", error="invalid_token"' } });
+    }
+    const reset = Math.max(0, Math.ceil(result.resetMs / 1000));
+    ctx.state.rateLimit = { limit, remaining: result.remaining, reset };
+    ctx.set('X-RateLimit-Limit', String(limit));
+    ctx.set('X-RateLimit-Remaining', String(result.remaining));
+    ctx.set('X-RateLimit-Reset', String(reset));
+    if (!result.admitted) {
+      throw new ApiError('rate_limited', `This key admits ${limit} requests a minute; wait for a slot to free.`, { headers: { 'Retry-After': '60' } });
+    }
+    return next();
+  };
+}

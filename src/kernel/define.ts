@@ -1,0 +1,161 @@
+import type { Middleware } from 'koa';
+import type { AppContext, AppState } from '../http/context.js';
+
+export type JsonSchema = Record<string, unknown>;
+export type Row = Record<string, unknown>;
+export type SortField = 'created_at' | 'updated_at';
+
+/** What a write changed: `before` is null on create, `after` is null on delete. */
+export interface Change {
+  before: Row | null;
+  after: Row | null;
+}
+
+export interface EventDeclaration {
+  description: string;
+  /** Emits the event for a change when this returns true. */
+  when: (change: Change) => boolean;
+}
+
+export type Handler = Middleware<AppState, AppContext>;
+
+export interface ResourceDeclaration {
+  /** Singular, lower case: `deal`. Events are named `<name>.<event>`. */
+  name: string;
+  /** Under /v1: `/deals`. */
+  path: string;
+  table: string;
+  /** Every id starts with it: `deal_`. */
+  idPrefix: string;
+  description: string;
+  scopes: { read: string; write: string };
+  /** JSON Schema (2020-12) of each field, as clients see it. `readOnly` fields are set by the service. */
+  fields: Record<string, JsonSchema>;
+  /** Fields a create must carry. */
+  required: readonly string[];
+  /** Fields holding another resource's id, by that resource's name. */
+  references?: Record<string, string>;
+  list: { sorts: readonly SortField[]; filters: readonly string[] };
+  state?: { field: string; transitions: 'free' | Record<string, readonly string[]> };
+  /** Events beyond the `created`, `updated` and `deleted` every resource emits. */
+  events?: Record<string, EventDeclaration>;
+  /** Replace a generated handler with a function of the plugin's own. */
+  handlers?: { list?: Handler; get?: Handler };
+}
+
+export interface ReservedDeclaration {
+  name: string;
+  path: string;
+  description: string;
+}
+
+export type Resource = Readonly<ResourceDeclaration> & { readonly kind: 'resource' };
+export type Reserved = Readonly<ReservedDeclaration> & { readonly kind: 'reserved' };
+export type PluginExport = Resource | Reserved;
+
+export class PluginError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PluginError';
+  }
+}
+
+const defined = new WeakSet<object>();
+
+export function isPlugin(value: unknown): value is PluginExport {
+  return typeof value === 'object' && value !== null && defined.has(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new PluginError(message);
+}
+
+const NAME = /^[a-z][a-z0-9_]*$/;
+const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
+const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at'];
+
+function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {
+  return Array.isArray(schema?.enum) ? (schema.enum as unknown[]) : undefined;
+}
+
+/** Checks a resource declaration's shape and returns it frozen. Schemas are compiled by the registry. */
+export function defineResource(declaration: ResourceDeclaration): Resource {
+  const d = declaration;
+  check(NAME.test(d.name), `name "${d.name}" must match ${NAME}`);
+  check(/^\/[a-z][a-z0-9-]*$/.test(d.path), `path "${d.path}" must look like /things`);
+  check(NAME.test(d.table), `table "${d.table}" must match ${NAME}`);
+  check(/^[a-z][a-z0-9]*_$/.test(d.idPrefix), `idPrefix "${d.idPrefix}" must be lower case letters and digits ending in _`);
+  check(typeof d.description === 'string' && d.description.length > 0, 'description is required');
+  check(/^read:[a-z][a-z0-9_]*$/.test(d.scopes?.read ?? ''), `scopes.read "${d.scopes?.read}" must look like read:<resource>`);
+  check(/^write:[a-z][a-z0-9_]*$/.test(d.scopes?.write ?? ''), `scopes.write "${d.scopes?.write}" must look like write:<resource>`);
+  check(d.fields && Object.keys(d.fields).length > 0, 'fields must declare at least one field');
+  for (const field of Object.keys(d.fields)) {
+    check(NAME.test(field), `field "${field}" must match ${NAME}`);
+    check(!KERNEL_FIELDS.includes(field), `field "${field}" is kept by the kernel`);
+  }
+  for (const field of d.required) check(field in d.fields, `required field "${field}" is not declared in fields`);
+  for (const [field, target] of Object.entries(d.references ?? {})) {
+    check(field in d.fields, `reference "${field}" is not declared in fields`);
+    check(NAME.test(target), `reference "${field}" names an invalid resource "${target}"`);
+  }
+  for (const sort of d.list.sorts) check(SORTS.includes(sort), `sort "${sort}" must be one of ${SORTS.join(', ')}`);
+  check(d.list.sorts.includes('created_at'), 'sorts must include created_at (the default sort)');
+  for (const filter of d.list.filters) {
+    check(filter in d.fields, `filter "${filter}" is not declared in fields`);
+    check(filter === d.state?.field || filter in (d.references ?? {}), `filter "${filter}" must be the state field or a reference`);
+  }
+  if (d.state) {
+    const values = enumOf(d.fields[d.state.field]);
+    check(values, `state field "${d.state.field}" must be declared with an enum`);
+    if (d.state.transitions !== 'free') {
+      for (const [from, targets] of Object.entries(d.state.transitions)) {
+        check(values.includes(from), `transition from unknown state "${from}"`);
+        for (const to of targets) check(values.includes(to), `transition ${from} -> unknown state "${to}"`);
+      }
+    }
+  }
+  for (const [event, declared] of Object.entries(d.events ?? {})) {
+    check(NAME.test(event), `event "${event}" must match ${NAME}`);
+    check(!['created', 'updated', 'deleted'].includes(event), `event "${event}" is emitted by every resource already`);
+    check(typeof declared.when === 'function', `event "${event}" needs a when() function`);
+    check(typeof declared.description === 'string' && declared.description.length > 0, `event "${event}" needs a description`);
+  }
+  for (const [name, handler] of Object.entries(d.handlers ?? {})) {
+    check(typeof handler === 'function', `handler "${name}" must be a function`);
+  }
+  const resource = deepFreeze({ ...d, kind: 'resource' as const });
+  defined.add(resource);
+  return resource;
+}
+
+/** A path that is part of the contract but not built yet: every method on it answers 501. */
+export function reservePath(declaration: ReservedDeclaration): Reserved {
+  check(NAME.test(declaration.name), `name "${declaration.name}" must match ${NAME}`);
+  check(/^\/[a-z][a-z0-9-]*$/.test(declaration.path), `path "${declaration.path}" must look like /things`);
+  const reserved = deepFreeze({ ...declaration, kind: 'reserved' as const });
+  defined.add(reserved);
+  return reserved;
+}
+
+/** The field changed in an update (not on create or delete). */
+export function changed(field: string): (change: Change) => boolean {
+  return ({ before, after }) => before !== null && after !== null && before[field] !== after[field];
+}
+
+/** The field holds a value after the write that it did not hold before (create included). */
+export function isSet(field: string): (change: Change) => boolean {
+  return ({ before, after }) => after !== null && after[field] != null && (before === null || before[field] !== after[field]);
+}
+
+/** The field reached this value with the write. */
+export function reached(field: string, value: unknown): (change: Change) => boolean {
+  return ({ before, after }) => after !== null && after[field] === value && (before === null || before[field] !== value);
+}

@@ -1,0 +1,48 @@
+import type { Knex } from 'knex';
+import { authOf, type Ctx } from '../http/context.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { Row } from './define.js';
+import type { CompiledResource } from './registry.js';
+import { toObject } from './rows.js';
+
+export interface ListQuery {
+  limit: number;
+  sort: string;
+  cursor?: string;
+  updated_since?: string;
+  [filter: string]: unknown;
+}
+
+/**
+ * One page by keyset over (sort column, id): the cost of a page does not depend on its depth,
+ * and a row that exists for the whole walk is seen exactly once, whatever is inserted or deleted.
+ */
+export async function listPage(db: Knex, resource: CompiledResource, workspaceId: string, query: ListQuery) {
+  const column = query.sort.replace(/^-/, '');
+  const order = query.sort.startsWith('-') ? 'desc' : 'asc';
+  const q = db(resource.def.table).select(resource.columns).where('workspace_id', workspaceId);
+  for (const filter of resource.def.list.filters) {
+    if (query[filter] !== undefined) q.where(filter, query[filter] as string);
+  }
+  if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
+  if (query.cursor !== undefined) {
+    const after = decodeCursor(query.cursor, resource.def.name, query.sort);
+    const cmp = order === 'desc' ? '<' : '>';
+    q.where((w) => w.where(column, cmp, after.value).orWhere((w2) => w2.where(column, after.value).andWhere('id', cmp, after.id)));
+  }
+  const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1)) as Row[];
+  const hasMore = rows.length > query.limit;
+  if (hasMore) rows.length = query.limit;
+  const last = rows[rows.length - 1];
+  return {
+    data: rows.map((row) => toObject(resource, row)),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor({ resource: resource.def.name, sort: query.sort, value: Number(last[column]), id: String(last.id) }) : null,
+  };
+}
+
+export function listHandler(db: Knex, resource: CompiledResource) {
+  return async (ctx: Ctx) => {
+    ctx.body = await listPage(db, resource, authOf(ctx).workspace.id, ctx.state.query as ListQuery);
+  };
+}

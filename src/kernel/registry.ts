@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ValidateFunction } from 'ajv';
+import { createQueryAjv, createSchemaAjv } from './ajv.js';
+import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
+import { EMPTY_QUERY_SCHEMA, listQuerySchema, objectSchema } from './schemas.js';
+
+export interface CompiledResource {
+  readonly def: Resource;
+  readonly file: string;
+  readonly objectSchema: JsonSchema;
+  readonly listQuerySchema: JsonSchema;
+  readonly validateListQuery: ValidateFunction;
+  /** Columns read for the object, in output order. */
+  readonly columns: readonly string[];
+  /** date-time fields, stored as epoch milliseconds. */
+  readonly momentFields: readonly string[];
+}
+
+export interface Registry {
+  readonly resources: readonly CompiledResource[];
+  readonly reserved: readonly Reserved[];
+  readonly byName: ReadonlyMap<string, CompiledResource>;
+  readonly validateEmptyQuery: ValidateFunction;
+}
+
+export class PluginLoadError extends Error {
+  constructor(file: string, message: string) {
+    super(`plugin ${file}: ${message}`);
+    this.name = 'PluginLoadError';
+  }
+}
+
+/** Paths the kernel serves itself; a plugin may not take them. */
+const KERNEL_PATHS = ['/health', '/scopes', '/events', '/webhooks', '/openapi.json'];
+
+function pluginFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) throw new PluginLoadError(dir, 'plugins folder does not exist');
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /\.(ts|js|mjs)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+async function importPlugin(file: string): Promise<PluginExport> {
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (err) {
+    throw new PluginLoadError(file, (err as Error).message);
+  }
+  if (!isPlugin(mod.default)) throw new PluginLoadError(file, 'the default export must come from defineResource() or reservePath()');
+  return mod.default;
+}
+
+function claim(seen: Map<string, string>, what: string, value: string, file: string): void {
+  const other = seen.get(value);
+  if (other) throw new PluginLoadError(file, `${what} "${value}" is already taken by ${other}`);
+  seen.set(value, file);
+}
+
+/** Scans the plugins folder, checks every plugin against the others and compiles its schemas once. */
+export async function loadRegistry(dir: string): Promise<Registry> {
+  const schemaAjv = createSchemaAjv();
+  const queryAjv = createQueryAjv();
+  const seen = { name: new Map<string, string>(), path: new Map<string, string>(), table: new Map<string, string>(), prefix: new Map<string, string>(), scope: new Map<string, string>() };
+  for (const p of KERNEL_PATHS) seen.path.set(p, 'the kernel');
+  seen.scope.set('webhooks:manage', 'the kernel');
+
+  const resources: CompiledResource[] = [];
+  const reserved: Reserved[] = [];
+  for (const file of pluginFiles(dir)) {
+    const plugin = await importPlugin(file);
+    claim(seen.name, 'name', plugin.name, file);
+    claim(seen.path, 'path', plugin.path, file);
+    if (plugin.kind === 'reserved') {
+      reserved.push(plugin);
+      continue;
+    }
+    claim(seen.table, 'table', plugin.table, file);
+    claim(seen.prefix, 'idPrefix', plugin.idPrefix, file);
+    claim(seen.scope, 'scope', plugin.scopes.read, file);
+    claim(seen.scope, 'scope', plugin.scopes.write, file);
+    const object = objectSchema(plugin);
+    const query = listQuerySchema(plugin);
+    let validateListQuery: ValidateFunction;
+    try {
+      schemaAjv.compile(object);
+      validateListQuery = queryAjv.compile(query);
+    } catch (err) {
+      throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
+    }
+    const fields = Object.keys(plugin.fields);
+    resources.push(
+      Object.freeze({
+        def: plugin,
+        file,
+        objectSchema: object,
+        listQuerySchema: query,
+        validateListQuery,
+        columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
+        momentFields: Object.freeze(fields.filter((f) => plugin.fields[f]?.format === 'date-time')),
+      }),
+    );
+  }
+
+  const byName = new Map(resources.map((r) => [r.def.name, r]));
+  for (const r of resources) {
+    for (const [field, target] of Object.entries(r.def.references ?? {})) {
+      const other = byName.get(target);
+      if (!other) throw new PluginLoadError(r.file, `reference "${field}" names unknown resource "${target}"`);
+      const pattern = r.def.fields[field]?.pattern;
+      if (pattern !== `^${other.def.idPrefix}[0-9a-z]+$`) {
+        throw new PluginLoadError(r.file, `reference "${field}" must have the pattern of ${target} ids (^${other.def.idPrefix}[0-9a-z]+$)`);
+      }
+    }
+  }
+
+  return Object.freeze({
+    resources: Object.freeze(resources),
+    reserved: Object.freeze(reserved),
+    byName,
+    validateEmptyQuery: queryAjv.compile(EMPTY_QUERY_SCHEMA),
+  });
+}

@@ -1,0 +1,14 @@
+import type { Row } from './define.js';
+import type { CompiledResource } from './registry.js';
+
+const iso = (ms: unknown): string | null => (ms == null ? null : new Date(Number(ms)).toISOString());
+
+/** A stored row as clients see it: times as RFC 3339 UTC with milliseconds. */
+export function toObject(resource: CompiledResource, row: Row): Row {
+  const out: Row = {};
+  for (const column of resource.columns) out[column] = row[column] ?? null;
+  for (const field of resource.momentFields) out[field] = iso(row[field]);
+  out.created_at = iso(row.created_at);
+  out.updated_at = iso(row.updated_at);
+  return out;
+}

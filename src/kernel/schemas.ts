@@ -1,0 +1,53 @@
+import type { JsonSchema, Resource } from './define.js';
+
+export const MAX_PAGE = 200;
+export const DEFAULT_PAGE = 50;
+
+const timestamp = (description: string): JsonSchema => ({ type: 'string', format: 'date-time', readOnly: true, description });
+
+/** The object as clients receive it: the plugin's fields plus the kernel's id and timestamps. */
+export function objectSchema(resource: Resource): JsonSchema {
+  const fields = Object.keys(resource.fields);
+  return {
+    type: 'object',
+    description: resource.description,
+    additionalProperties: false,
+    required: ['id', ...fields, 'created_at', 'updated_at'],
+    properties: {
+      id: { type: 'string', pattern: `^${resource.idPrefix}[0-9a-z]+$`, readOnly: true },
+      ...resource.fields,
+      created_at: timestamp('When the object was created (RFC 3339, UTC, milliseconds).'),
+      updated_at: timestamp('When the object last changed (RFC 3339, UTC, milliseconds).'),
+    },
+  };
+}
+
+/** Without `null` and service-only keywords: the schema of one filter value. */
+function filterSchema(field: JsonSchema): JsonSchema {
+  const schema: JsonSchema = { type: 'string' };
+  if (Array.isArray(field.enum)) schema.enum = field.enum.filter((v) => v !== null);
+  if (typeof field.pattern === 'string') schema.pattern = field.pattern;
+  if (typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
+  return schema;
+}
+
+export function sortValues(resource: Resource): string[] {
+  return resource.list.sorts.flatMap((s) => [s, `-${s}`]);
+}
+
+/** The list endpoint's query string: anything not named here is refused. */
+export function listQuerySchema(resource: Resource): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Page size.' },
+    cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
+    sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
+    updated_since: { type: 'string', format: 'date-time', description: 'Only objects updated at or after this time.' },
+  };
+  for (const filter of resource.list.filters) {
+    const field = resource.fields[filter];
+    if (field) properties[filter] = filterSchema(field);
+  }
+  return { type: 'object', additionalProperties: false, properties };
+}
+
+export const EMPTY_QUERY_SCHEMA: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };

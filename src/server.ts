@@ -1,0 +1,73 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { boot } from './boot.js';
+import { migrateLatest } from './db/migrate.js';
+import { seedDemoIfEmpty } from './demo/seed.js';
+import { createApp } from './http/app.js';
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+async function main(): Promise<void> {
+  const { config, deps, registry } = await boot();
+  const { log } = deps;
+  try {
+    const applied = await migrateLatest(deps.db, config.migrationsDirs);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
+  } catch (err) {
+    console.error(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
+    await deps.close();
+    process.exit(1);
+  }
+  const demo = await seedDemoIfEmpty(deps, registry);
+  const app = createApp(deps, registry);
+  const server = http.createServer(app.koa.callback());
+  server.keepAliveTimeout = 65_000;
+
+  server.on('error', (err) => {
+    console.error(`Cannot listen on ${config.host}:${config.port} (PORT, HOST): ${err.message}`);
+    process.exit(1);
+  });
+  server.listen(config.port, config.host, () => {
+    const { port } = server.address() as AddressInfo;
+    log.info({ host: config.host, port, database: config.database.client, redis: Boolean(config.redisUrl) }, 'listening');
+    if (demo) {
+      console.log(
+        [
+          '',
+          'Demo workspace created with sample data. Its API key (shown once, keep it):',
+          '',
+          `  ${demo.token}`,
+          '',
+          `Try: curl -H "Authorization: Bearer ${demo.token}" http://${config.host}:${port}/v1/deals?limit=2`,
+          '',
+        ].join('\n'),
+      );
+    }
+  });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining in-flight requests');
+    const force = setTimeout(() => {
+      log.error('drain timed out; exiting');
+      process.exit(1);
+    }, DRAIN_TIMEOUT_MS);
+    force.unref();
+    server.close(async () => {
+      app.close();
+      await deps.close();
+      log.info('stopped');
+      process.exit(0);
+    });
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: Error) => {
+  console.error(err);
+  process.exit(1);
+});
