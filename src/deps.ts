@@ -38,7 +38,7 @@ export function createLogger(config: Config): Logger {
 /** Builds the shared pieces once; everything downstream receives them as a plain object. */
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const log = overrides.log ?? createLogger(config);
-  const db = createDb(config.database);
+  const db = createDb(config.database, log);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   return Object.freeze({
     config,

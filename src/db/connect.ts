@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
+import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config.js';
 
 /** Knex settings for either backend; the only place that knows how each is opened. */
@@ -40,9 +41,19 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
   };
 }
 
-export function createDb(database: DatabaseConfig): Knex {
+/** knex prints its own warnings to the console unless given a logger: send them to ours. */
+function knexLog(log: Logger): Knex.Config['log'] {
+  return {
+    warn: (message: unknown) => log.warn({ knex: String(message) }, 'knex warning'),
+    error: (message: unknown) => log.error({ knex: String(message) }, 'knex error'),
+    deprecate: (message: unknown) => log.warn({ knex: String(message) }, 'knex deprecation'),
+    debug: (message: unknown) => log.debug({ knex: String(message) }, 'knex debug'),
+  };
+}
+
+export function createDb(database: DatabaseConfig, log?: Logger): Knex {
   if (database.client === 'sqlite' && database.filename !== ':memory:') {
     fs.mkdirSync(path.dirname(database.filename), { recursive: true });
   }
-  return knex(knexSettings(database));
+  return knex({ ...knexSettings(database), ...(log ? { log: knexLog(log) } : {}) });
 }

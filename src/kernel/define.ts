@@ -60,10 +60,19 @@ export class PluginError extends Error {
   }
 }
 
-const defined = new WeakSet<object>();
+/**
+ * Marks what defineResource()/reservePath() returned. A registered symbol, not a WeakSet: a
+ * plugin may reach this module through another loader (ESM vs CJS) and get a second copy of it.
+ */
+const BRAND = Symbol.for('workspace-api.plugin');
+
+function brand<T extends object>(value: T): T {
+  Object.defineProperty(value, BRAND, { value: true, enumerable: false });
+  return value;
+}
 
 export function isPlugin(value: unknown): value is PluginExport {
-  return typeof value === 'object' && value !== null && defined.has(value);
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -131,18 +140,14 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
   for (const [name, handler] of Object.entries(d.handlers ?? {})) {
     check(typeof handler === 'function', `handler "${name}" must be a function`);
   }
-  const resource = deepFreeze({ ...d, kind: 'resource' as const });
-  defined.add(resource);
-  return resource;
+  return deepFreeze(brand({ ...d, kind: 'resource' as const }));
 }
 
 /** A path that is part of the contract but not built yet: every method on it answers 501. */
 export function reservePath(declaration: ReservedDeclaration): Reserved {
   check(NAME.test(declaration.name), `name "${declaration.name}" must match ${NAME}`);
   check(/^\/[a-z][a-z0-9-]*$/.test(declaration.path), `path "${declaration.path}" must look like /things`);
-  const reserved = deepFreeze({ ...declaration, kind: 'reserved' as const });
-  defined.add(reserved);
-  return reserved;
+  return deepFreeze(brand({ ...declaration, kind: 'reserved' as const }));
 }
 
 /** The field changed in an update (not on create or delete). */

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knex from 'knex';
+import { createClient } from 'redis';
+import { loadConfig } from '../../src/config.js';
+import { createDb } from '../../src/db/connect.js';
+import { migrateLatest } from '../../src/db/migrate.js';
+
+/**
+ * The backend this run tests: the embedded default, or MySQL + Redis when DATABASE_URL and
+ * REDIS_URL are set. Either way the run gets storage of its own (a temporary SQLite file, or a
+ * fresh MySQL database and a Redis key prefix) and removes only what it created.
+ */
+export interface Backend {
+  kind: 'embedded' | 'mysql';
+  env: Record<string, string>;
+}
+
+let current: Backend | undefined;
+let cleanup: (() => Promise<void>) | undefined;
+
+export function backend(): Backend {
+  if (!current) throw new Error('the backend is not set up (test/helpers/hooks.ts)');
+  return current;
+}
+
+export const usesRedis = () => backend().env.REDIS_URL !== undefined;
+
+export async function setUpBackend(): Promise<void> {
+  const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const base = { LOG_LEVEL: 'silent' };
+  if (process.env.DATABASE_URL?.startsWith('mysql:')) {
+    if (!process.env.REDIS_URL) throw new Error('set REDIS_URL with DATABASE_URL: the MySQL run tests MySQL + Redis');
+    const server = new URL(process.env.DATABASE_URL);
+    const database = `wsapi_test_${run}`;
+    const admin = knex({ client: 'mysql2', connection: { host: server.hostname, port: Number(server.port || 3306), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) } });
+    await admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
+    const url = new URL(server.href);
+    url.pathname = `/${database}`;
+    const prefix = `wsapi_test_${run}:`;
+    current = { kind: 'mysql', env: { ...base, DATABASE_URL: url.href, REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: prefix } };
+    cleanup = async () => {
+      await admin.raw('DROP DATABASE IF EXISTS ??', [database]);
+      await admin.destroy();
+      const redis = createClient({ url: process.env.REDIS_URL });
+      await redis.connect();
+      for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
+      redis.destroy();
+    };
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-test-'));
+    current = { kind: 'embedded', env: { ...base, DATABASE_URL: `sqlite:${path.join(dir, 'test.db')}` } };
+    cleanup = async () => fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const config = loadConfig(current.env);
+  const db = createDb(config.database);
+  await migrateLatest(db, config.migrationsDirs);
+  await db.destroy();
+}
+
+export async function tearDownBackend(): Promise<void> {
+  await cleanup?.();
+}

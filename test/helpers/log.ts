@@ -1,0 +1,14 @@
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+
+/** A real pino logger whose lines the test can read. */
+export function capturedLog(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: pino({ level: 'warn' }, sink), lines: () => lines };
+}

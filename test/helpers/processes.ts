@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { ROOT_DIR } from '../../src/config.js';
+import { backend } from './backend.js';
+
+const TSX = ['--import', 'tsx'];
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a TypeScript entry point of ours as its own process, on this run's backend. */
+export function run(script: string, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, script), ...args], {
+      cwd: ROOT_DIR,
+      env: { PATH: process.env.PATH ?? '', ...backend().env, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export const admin = (args: string[], env: Record<string, string> = {}) => run('src/cli/admin.ts', args, env);
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `npm start`'s entry point as a real process on a free port; resolves once it listens. */
+export function startServer(env: Record<string, string> = {}): Promise<ServerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, 'src/server.ts')], {
+      cwd: ROOT_DIR,
+      env: { PATH: process.env.PATH ?? '', ...backend().env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', ...env },
+    });
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const port = /"port":(\d+),[^\n]*"msg":"listening"/.exec(out)?.[1];
+      if (port) {
+        clearTimeout(timer);
+        resolve({
+          url: `http://127.0.0.1:${port}`,
+          child,
+          output: () => out,
+          async stop(signal = 'SIGTERM') {
+            if (child.exitCode === null) child.kill(signal);
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+    });
+  });
+}

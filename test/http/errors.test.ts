@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { insertSamples } from '../../src/kernel/fixtures.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { backend } from '../helpers/backend.js';
+
+async function problem(res: Response, status: number, code: string) {
+  expect(res.status).to.equal(status);
+  expect(res.headers.get('content-type')).to.equal('application/problem+json');
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(body).to.include({ type: 'about:blank', status, code });
+  expect(body.title).to.be.a('string').and.not.empty;
+  expect(body.detail).to.be.a('string').and.not.empty;
+  expect(body.request_id).to.equal(res.headers.get('x-request-id'));
+  return body;
+}
+
+function expectRateLimitHeaders(res: Response, limit: number) {
+  expect(res.headers.get('x-ratelimit-limit')).to.equal(String(limit));
+  expect(res.headers.get('x-ratelimit-remaining')).to.match(/^\d+$/);
+  expect(res.headers.get('x-ratelimit-reset')).to.match(/^\d+$/);
+}
+
+describe('errors and headers of every answer', () => {
+  let app: TestApp;
+  let token: string;
+  let readOnlyToken: string;
+
+  before(async () => {
+    app = await startApp();
+    const ws = await app.workspaceWithKey({ rateLimit: 1000 });
+    token = ws.token;
+    readOnlyToken = (await app.workspaceWithKey({ scopes: ['read:leads'], rateLimit: 1000 })).token;
+    await insertSamples(app.deps.db, app.registry, ws.workspaceId, 3);
+  });
+  after(() => app.close());
+
+  it('answers 401 missing_token with WWW-Authenticate when no token is sent, even on an unknown path', async () => {
+    const res = await app.request('/v1/no-such-thing');
+    await problem(res, 401, 'missing_token');
+    expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="workspace"');
+    expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
+  });
+
+  it('answers 401 invalid_token with error="invalid_token" for an unknown, malformed or non-Bearer token', async () => {
+    for (const header of ['Bearer wsk_' + 'A'.repeat(43), 'Bearer not-a-key', `Basic ${token}`, 'Bearer']) {
+      const res = await app.request('/v1/deals', { headers: { authorization: header } });
+      await problem(res, 401, 'invalid_token');
+      expect(res.headers.get('www-authenticate')).to.equal('Bearer realm="workspace", error="invalid_token"');
+    }
+  });
+
+  it('answers 404 not_found for an unknown path once authenticated, with rate-limit headers', async () => {
+    const res = await app.request('/v1/no-such-thing', { token });
+    await problem(res, 404, 'not_found');
+    expectRateLimitHeaders(res, 1000);
+  });
+
+  it('answers 404 not_found for an unknown id, and for an id of the wrong kind', async () => {
+    for (const id of ['deal_doesnotexist0000000000000', 'lead_abc', 'x'.repeat(300)]) {
+      const res = await app.request(`/v1/deals/${id}`, { token });
+      await problem(res, 404, 'not_found');
+      expectRateLimitHeaders(res, 1000);
+    }
+  });
+
+  it('answers 405 method_not_allowed with Allow for a method the path does not take', async () => {
+    for (const [method, path] of [['DELETE', '/v1/deals'], ['PUT', '/v1/deals/deal_x'], ['POST', '/v1/health']]) {
+      const res = await app.request(path as string, { token, method });
+      await problem(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow')).to.match(/GET/);
+      expectRateLimitHeaders(res, 1000);
+    }
+  });
+
+  it('answers 403 insufficient_scope naming the needed scope', async () => {
+    const res = await app.request('/v1/deals', { token: readOnlyToken });
+    const body = await problem(res, 403, 'insufficient_scope');
+    expect(res.headers.get('www-authenticate')).to.equal('Bearer error="insufficient_scope", scope="read:deals"');
+    expect(body.detail).to.contain('read:deals');
+    expectRateLimitHeaders(res, 1000);
+    expect((await app.request('/v1/leads', { token: readOnlyToken })).status).to.equal(200);
+  });
+
+  it('checks the route before the scope: an unknown path is 404 even for a narrow key', async () => {
+    await problem(await app.request('/v1/nothing-here', { token: readOnlyToken }), 404, 'not_found');
+  });
+
+  it('answers 400 invalid_parameter with one entry per bad parameter', async () => {
+    const res = await app.request('/v1/deals?limit=0&colour=red', { token });
+    const body = await problem(res, 400, 'invalid_parameter');
+    expect(body.errors).to.deep.include.members([
+      { parameter: 'colour', message: 'is not a parameter of this endpoint' },
+      { parameter: 'limit', message: 'must be >= 1' },
+    ]);
+  });
+
+  it('answers 400 invalid_cursor for a cursor it did not make', async () => {
+    const body = await problem(await app.request('/v1/deals?cursor=bm90LWEtY3Vyc29y', { token }), 400, 'invalid_cursor');
+    expect(body.errors).to.deep.equal([{ parameter: 'cursor', message: body.detail }]);
+  });
+
+  it('answers 501 not_implemented for any method on /v1/projects and below, after authentication', async () => {
+    for (const [method, path] of [['GET', '/v1/projects'], ['POST', '/v1/projects'], ['DELETE', '/v1/projects/prj_1/tasks?x=1'], ['PATCH', '/v1/projects/anything']]) {
+      const res = await app.request(path as string, { token: readOnlyToken, method });
+      await problem(res, 501, 'not_implemented');
+      expectRateLimitHeaders(res, 1000);
+    }
+    await problem(await app.request('/v1/projects'), 401, 'missing_token');
+  });
+
+  it('keeps a sane client X-Request-Id and replaces an unsafe one', async () => {
+    const own = await app.request('/v1/health', { token, headers: { 'x-request-id': 'client-req.42' } });
+    expect(own.headers.get('x-request-id')).to.equal('client-req.42');
+    const unsafe = await app.request('/v1/health', { token, headers: { 'x-request-id': 'a b"<script>' } });
+    expect(unsafe.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    const none = await app.request('/v1/nothing');
+    expect(none.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers JSON as application/json; charset=utf-8', async () => {
+    const res = await app.request('/v1/deals', { token });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expectRateLimitHeaders(res, 1000);
+  });
+});
+
+describe('failed authentications from one address', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ env: { AUTH_FAILURE_LIMIT: '3', REDIS_PREFIX: `${backend().env.REDIS_PREFIX ?? ''}authfail:` } });
+  });
+  after(() => app.close());
+
+  it('answers 429 instead of 401 past the limit, so tokens cannot be guessed at speed', async () => {
+    const bad = { authorization: `Bearer wsk_${'B'.repeat(43)}` };
+    for (let i = 0; i < 3; i++) await problem(await app.request('/v1/deals', { headers: bad }), 401, 'invalid_token');
+    const res = await app.request('/v1/deals', { headers: bad });
+    await problem(res, 429, 'rate_limited');
+    expect(res.headers.get('retry-after')).to.equal('60');
+    const { token } = await app.workspaceWithKey();
+    expect((await app.request('/v1/health', { token })).status).to.equal(200, 'a valid key still works from that address');
+  });
+});
+
+describe('an unreachable database', () => {
+  let app: TestApp;
+  before(async () => {
+    // Nothing listens on port 1: every query fails to connect.
+    app = await startApp({ env: { DATABASE_URL: 'mysql://root@127.0.0.1:1/nothing' } });
+  });
+  after(() => app.close());
+
+  it('answers 503 unavailable with Retry-After and no internals', async () => {
+    const res = await app.request('/v1/deals', { headers: { authorization: `Bearer wsk_${'C'.repeat(43)}` } });
+    const body = await problem(res, 503, 'unavailable');
+    expect(res.headers.get('retry-after')).to.equal('5');
+    expect(JSON.stringify(body)).not.to.match(/ECONNREFUSED|127\.0\.0\.1|select/i);
+  });
+});

@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { expect } from 'chai';
+import { createKey, createWorkspace } from '../../src/auth/keys.js';
+import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { backend, usesRedis } from '../helpers/backend.js';
+import { capturedLog } from '../helpers/log.js';
+import { startServer, type ServerProcess } from '../helpers/processes.js';
+
+async function statuses(app: { request: TestApp['request'] }, token: string, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await app.request('/v1/health', { token })).status);
+  return out;
+}
+
+describe('the per-key sliding window', () => {
+  const clock = manualClock();
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ clock });
+  });
+  after(() => app.close());
+
+  it('admits exactly `limit` of `limit + k` requests, counting down X-RateLimit-Remaining', async () => {
+    const { token } = await app.workspaceWithKey({ rateLimit: 5 });
+    const remaining: string[] = [];
+    const codes: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await app.request('/v1/health', { token });
+      codes.push(res.status);
+      remaining.push(res.headers.get('x-ratelimit-remaining') ?? '');
+      expect(res.headers.get('x-ratelimit-limit')).to.equal('5');
+      if (res.status === 429) {
+        expect(res.headers.get('retry-after')).to.equal('60');
+        expect(((await res.json()) as { code: string }).code).to.equal('rate_limited');
+      }
+    }
+    expect(codes).to.deep.equal([200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(remaining).to.deep.equal(['4', '3', '2', '1', '0', '0', '0', '0']);
+  });
+
+  it('counts every authenticated answer, errors included', async () => {
+    const { token } = await app.workspaceWithKey({ rateLimit: 3, scopes: ['read:leads'] });
+    expect((await app.request('/v1/nowhere', { token })).status).to.equal(404);
+    expect((await app.request('/v1/deals', { token })).status).to.equal(403);
+    expect((await app.request('/v1/leads?limit=0', { token })).status).to.equal(400);
+    expect((await app.request('/v1/leads', { token })).status).to.equal(429);
+  });
+
+  it('admits again once the oldest request leaves the 60 s span, not before', async () => {
+    const { token } = await app.workspaceWithKey({ rateLimit: 3 });
+    const t0 = clock.now();
+    expect(await statuses(app, token, 1)).to.deep.equal([200]);
+    clock.set(t0 + 10_000);
+    expect(await statuses(app, token, 1)).to.deep.equal([200]);
+    clock.set(t0 + 20_000);
+    expect(await statuses(app, token, 1)).to.deep.equal([200]);
+    clock.set(t0 + 30_000);
+    const full = await app.request('/v1/health', { token });
+    expect(full.status).to.equal(429);
+    expect(full.headers.get('x-ratelimit-reset')).to.equal('30', 'the slot of t0 frees at t0 + 60 s');
+    clock.set(t0 + 59_999);
+    expect(await statuses(app, token, 1)).to.deep.equal([429]);
+    clock.set(t0 + 60_000);
+    expect(await statuses(app, token, 2)).to.deep.equal([200, 429], 'one slot freed: one request');
+    clock.set(t0 + 70_000);
+    const again = await app.request('/v1/health', { token });
+    expect(again.status).to.equal(200);
+    const health = (await again.json()) as { rate_limit: Record<string, number> };
+    expect(health.rate_limit).to.deep.equal({ limit: 3, remaining: 0, reset: 10, window_seconds: 60 });
+  });
+
+  it('keeps keys apart: one key at its limit does not slow another', async () => {
+    const a = await app.workspaceWithKey({ rateLimit: 1 });
+    const b = await app.workspaceWithKey({ rateLimit: 1 });
+    expect(await statuses(app, a.token, 2)).to.deep.equal([200, 429]);
+    expect(await statuses(app, b.token, 1)).to.deep.equal([200]);
+  });
+});
+
+describe('two server processes sharing Redis', () => {
+  let servers: ServerProcess[] = [];
+  before(async function () {
+    if (!usesRedis()) return this.skip();
+    servers = await Promise.all([startServer(), startServer()]);
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  });
+
+  it('admit exactly `limit` requests of one key together', async () => {
+    const app = await startApp();
+    try {
+      const { token } = await app.workspaceWithKey({ rateLimit: 10 });
+      const requests = Array.from({ length: 30 }, (_, i) => fetch(`${servers[i % 2]?.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } }));
+      const codes = (await Promise.all(requests)).map((r) => r.status);
+      expect(codes.filter((c) => c === 200)).to.have.length(10);
+      expect(codes.filter((c) => c === 429)).to.have.length(20);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  return waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.on('error', () => resolve(false));
+      }),
+    5000,
+    'redis-server',
+  ).then(() => child);
+}
+
+describe('Redis stopping mid-run', () => {
+  let redis: ChildProcess | undefined;
+  let app: TestApp | undefined;
+  let port: number;
+  const captured = capturedLog();
+
+  before(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    // A Redis of this test's own, so stopping it disturbs nothing else.
+    app = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'outage:' }, log: captured.log });
+  });
+  after(async () => {
+    redis?.kill('SIGKILL');
+    await app?.close();
+  });
+
+  it('keeps serving, limits per process while Redis is away, logs it, and returns to Redis when it is back', async () => {
+    if (!app) throw new Error('no app');
+    const ws = await createWorkspace(app.deps.db, { name: 'outage', plan: 'pro' });
+    const catalog = ['read:deals'];
+    const key = await createKey(app.deps.db, catalog, { workspace: ws.id, name: 'k', scopes: catalog, rate_limit: 4 });
+    expect(await statuses(app, key.token, 2)).to.deep.equal([200, 200]);
+
+    redis?.kill('SIGKILL');
+    await waitFor(() => !app?.deps.redis?.isReady(), 5000, 'the client to notice');
+    // The in-process window starts empty: 4 more admitted, then 429. Every request is answered.
+    expect(await statuses(app, key.token, 6)).to.deep.equal([200, 200, 200, 200, 429, 429]);
+    expect(captured.lines().some((l) => String(l.msg).includes('Redis is unreachable; limiting per process'))).to.equal(true);
+
+    redis = await startRedis(port);
+    await waitFor(() => app?.deps.redis?.isReady() ?? false, 10_000, 'the client to reconnect');
+    // A fresh Redis (it kept nothing) holds a fresh window: shared limiting is back.
+    expect(await statuses(app, key.token, 5)).to.deep.equal([200, 200, 200, 200, 429]);
+    expect(captured.lines().some((l) => String(l.msg).includes('Redis is reachable again'))).to.equal(true);
+  });
+});
+
+describe('backend of this run', () => {
+  it('is the one the environment asked for', () => {
+    expect(backend().kind).to.equal(process.env.DATABASE_URL?.startsWith('mysql:') ? 'mysql' : 'embedded');
+  });
+});
