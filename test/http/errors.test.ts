@@ -8,8 +8,8 @@ async function problem(res: Response, status: number, code: string) {
   expect(res.headers.get('content-type')).to.equal('application/problem+json');
   const body = (await res.json()) as Record<string, unknown>;
   expect(body).to.include({ type: 'about:blank', status, code });
-  expect(body.title).to.be.a('string').and.not.empty;
-  expect(body.detail).to.be.a('string').and.not.empty;
+  expect(body.title).to.be.a('string').with.length.greaterThan(0);
+  expect(body.detail).to.be.a('string').with.length.greaterThan(0);
   expect(body.request_id).to.equal(res.headers.get('x-request-id'));
   return body;
 }

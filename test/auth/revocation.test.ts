@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { usesRedis } from '../helpers/backend.js';
+import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
+
+describe('revoking a key', () => {
+  let app: TestApp;
+  let other: ServerProcess;
+  before(async () => {
+    app = await startApp();
+    other = await startServer();
+  });
+  after(async () => {
+    await other.stop();
+    await app.close();
+  });
+
+  it('is refused on its next request by this process and by a second server process', async () => {
+    const { token, keyId } = await app.workspaceWithKey();
+    const auth = { authorization: `Bearer ${token}` };
+    // Both processes have the key in hand (and cached, where there is a cache).
+    expect((await app.request('/v1/health', { token })).status).to.equal(200);
+    expect((await fetch(`${other.url}/v1/health`, { headers: auth })).status).to.equal(200);
+
+    const revoked = await admin(['key', 'revoke', keyId, '--json']);
+    expect(revoked.code, revoked.stderr).to.equal(0);
+    expect(JSON.parse(revoked.stdout)).to.include({ id: keyId, already: false });
+
+    if (usesRedis() || app.deps.config.database.client === 'sqlite') {
+      // With Redis the limiter's script sees the marker; with SQLite nothing is cached.
+      const mine = await app.request('/v1/health', { token });
+      expect(mine.status).to.equal(401);
+      expect(((await mine.json()) as { code: string }).code).to.equal('invalid_token');
+      expect((await fetch(`${other.url}/v1/health`, { headers: auth })).status).to.equal(401);
+    } else {
+      await waitFor(async () => (await app.request('/v1/health', { token })).status === 401, 1500, 'revocation within a second');
+    }
+  });
+
+  it('answers revoking twice calmly, and an unknown key with a refusal', async () => {
+    const { keyId } = await app.workspaceWithKey();
+    expect((await admin(['key', 'revoke', keyId])).code).to.equal(0);
+    const again = await admin(['key', 'revoke', keyId]);
+    expect(again.code).to.equal(0);
+    expect(again.stdout).to.contain('already revoked');
+    const unknown = await admin(['key', 'revoke', 'key_nope']);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.contain('unknown key "key_nope"');
+  });
+});

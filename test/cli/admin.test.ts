@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { admin } from '../helpers/processes.js';
+
+async function workspace(plan: string): Promise<string> {
+  const res = await admin(['workspace', 'create', '--name', `cli ${plan}`, '--plan', plan, '--json']);
+  expect(res.code, res.stderr).to.equal(0);
+  const body = JSON.parse(res.stdout) as { id: string; plan: string };
+  expect(body.plan).to.equal(plan);
+  return body.id;
+}
+
+async function refused(args: string[], reason: RegExp): Promise<void> {
+  const res = await admin(args);
+  expect(res.code, res.stdout).to.equal(1);
+  expect(res.stdout).to.equal('');
+  expect(res.stderr).to.match(reason);
+}
+
+describe('the admin command', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  it('creates a key that works, printing one JSON object with the token, and stores only a hash', async () => {
+    const ws = await workspace('pro');
+    const res = await admin(['key', 'create', '--workspace', ws, '--name', 'ci', '--scopes', 'read:deals,write:deals', '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    const key = JSON.parse(res.stdout) as { id: string; token: string; rate_limit: number; scopes: string[]; prefix: string };
+    expect(key.token).to.match(/^wsk_[A-Za-z0-9_-]{43}$/);
+    expect(key).to.include({ rate_limit: 60 });
+    expect(key.prefix).to.equal(key.token.slice(0, 12));
+    const stored = await app.deps.db('api_keys').first('*').where('id', key.id);
+    expect(JSON.stringify(stored)).not.to.contain(key.token.slice(4));
+    const health = await app.request('/v1/health', { token: key.token });
+    expect(health.status).to.equal(200);
+    expect(health.headers.get('x-ratelimit-limit')).to.equal('60');
+  });
+
+  it('refuses write:, delete: and admin: scopes on a read_only plan, naming the reason', async () => {
+    for (const plan of ['free', 'starter']) {
+      const ws = await workspace(plan);
+      for (const scope of ['write:deals', 'delete:deals', 'admin:keys']) {
+        await refused(['key', 'create', '--workspace', ws, '--name', 'x', '--scopes', `read:deals,${scope}`], new RegExp(`read_only: scope ${scope} is not allowed`));
+      }
+      const ok = await admin(['key', 'create', '--workspace', ws, '--name', 'reader', '--scopes', 'read:deals,webhooks:manage', '--json']);
+      expect(ok.code, ok.stderr).to.equal(0);
+    }
+  });
+
+  it('creates no key on a plan without API access', async () => {
+    await app.deps.db('plans').insert({ name: 'closed_test', api_access: 'none', max_keys: 5, webhooks_per_month: 0 }).onConflict('name').ignore();
+    const ws = await workspace('closed_test');
+    await refused(['key', 'create', '--workspace', ws, '--name', 'x', '--scopes', 'read:deals'], /has no API access/);
+  });
+
+  it('caps live keys at the plan’s max_keys, and a revoked key frees its place', async () => {
+    const ws = await workspace('free');
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await admin(['key', 'create', '--workspace', ws, '--name', `k${i}`, '--scopes', 'read:deals', '--json']);
+      expect(res.code, res.stderr).to.equal(0);
+      ids.push((JSON.parse(res.stdout) as { id: string }).id);
+    }
+    await refused(['key', 'create', '--workspace', ws, '--name', 'k3', '--scopes', 'read:deals'], /allows 2 live keys/);
+    expect((await admin(['key', 'revoke', String(ids[0])])).code).to.equal(0);
+    expect((await admin(['key', 'create', '--workspace', ws, '--name', 'k3', '--scopes', 'read:deals'])).code).to.equal(0);
+    const list = await admin(['key', 'list', '--workspace', ws, '--json']);
+    const keys = (JSON.parse(list.stdout) as { data: Array<{ id: string; revoked_at: string | null; token?: string }> }).data;
+    expect(keys).to.have.length(3);
+    expect(keys.filter((k) => k.revoked_at === null)).to.have.length(2);
+    expect(keys.every((k) => k.token === undefined)).to.equal(true);
+  });
+
+  it('accepts rate limits 1 to 6000 and refuses anything else', async () => {
+    const ws = await workspace('enterprise');
+    for (const limit of ['1', '6000']) {
+      const res = await admin(['key', 'create', '--workspace', ws, '--name', `r${limit}`, '--scopes', 'read:deals', '--rate-limit', limit, '--json']);
+      expect(res.code, res.stderr).to.equal(0);
+      expect((JSON.parse(res.stdout) as { rate_limit: number }).rate_limit).to.equal(Number(limit));
+    }
+    for (const [limit, reason] of [['0', /rate limit must be >= 1/], ['6001', /rate limit must be <= 6000/], ['-5', /rate limit must be >= 1/], ['1.5', /rate limit must be integer/], ['abc', /rate limit must be integer/]] as const) {
+      await refused(['key', 'create', '--workspace', ws, '--name', 'r', '--scopes', 'read:deals', `--rate-limit=${limit}`], reason);
+    }
+    const live = await app.deps.db('api_keys').count({ n: '*' }).where('workspace_id', ws).first();
+    expect(Number(live?.n)).to.equal(2, 'no refused key was written');
+  });
+
+  it('refuses unknown scopes, workspaces and plans, each with its reason', async () => {
+    const ws = await workspace('pro');
+    await refused(['key', 'create', '--workspace', ws, '--name', 'x', '--scopes', 'read:everything'], /unknown scope read:everything/);
+    await refused(['key', 'create', '--workspace', 'ws_nope', '--name', 'x', '--scopes', 'read:deals'], /unknown workspace "ws_nope"/);
+    await refused(['workspace', 'create', '--name', 'x', '--plan', 'platinum'], /unknown plan "platinum"/);
+  });
+
+  it('explains its usage on a command it does not know', async () => {
+    const res = await admin(['key', 'rotate']);
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.contain('Usage:');
+  });
+});

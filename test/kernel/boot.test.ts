@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
+import { loadRegistry } from '../../src/kernel/registry.js';
+import { run } from '../helpers/processes.js';
+
+const DEFINE = path.join(ROOT_DIR, 'src/kernel/define.js');
+
+function pluginsDir(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-plugins-'));
+  for (const [name, body] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), body);
+  return dir;
+}
+
+const plugin = (overrides: string) => `
+import { defineResource } from ${JSON.stringify(DEFINE)};
+export default defineResource({
+  name: 'note', path: '/notes', table: 'notes', idPrefix: 'note_', description: 'A note.',
+  scopes: { read: 'read:notes', write: 'write:notes' },
+  fields: { body: { type: 'string', maxLength: 1000 } }, required: ['body'],
+  list: { sorts: ['created_at'], filters: [] },
+  ${overrides}
+});`;
+
+describe('plugin discovery refuses a bad plugin at boot, naming the file', () => {
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ['a duplicate path', { 'a.ts': plugin(''), 'b.ts': plugin("name: 'memo', table: 'memos', idPrefix: 'memo_', scopes: { read: 'read:memos', write: 'write:memos' },") }, /b\.ts: path "\/notes" is already taken by .*a\.ts/],
+    ['a path the kernel serves', { 'a.ts': plugin("path: '/health',") }, /a\.ts: path "\/health" is already taken by the kernel/],
+    ['a malformed scope', { 'a.ts': plugin("scopes: { read: 'notes', write: 'write:notes' },") }, /a\.ts: .*scopes\.read "notes"/],
+    ['an invalid JSON Schema', { 'a.ts': plugin("fields: { body: { type: 'text' } },") }, /a\.ts: invalid JSON Schema/],
+    ['an unknown schema keyword', { 'a.ts': plugin("fields: { body: { type: 'string', maxLenght: 3 } },") }, /a\.ts: invalid JSON Schema.*maxLenght/],
+    ['a reference to no resource', { 'a.ts': plugin("fields: { body: { type: 'string' }, deal_id: { type: ['string', 'null'] } }, references: { deal_id: 'deal' },") }, /a\.ts: reference "deal_id" names unknown resource "deal"/],
+    ['a default export that is not a plugin', { 'a.ts': 'export default { name: "x" };' }, /a\.ts: the default export must come from defineResource/],
+  ];
+  for (const [what, files, message] of cases) {
+    it(`refuses ${what}`, async () => {
+      const dir = pluginsDir(files);
+      try {
+        let error: Error | undefined;
+        await loadRegistry(dir).catch((err: Error) => (error = err));
+        expect(error?.message).to.match(message);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('stops `npm start` with exit 1 and the file in the message', async () => {
+    const dir = pluginsDir({ 'broken.ts': plugin("idPrefix: 'Note-',") });
+    try {
+      const res = await run('src/server.ts', [], { PLUGINS_DIR: dir, PORT: '0' });
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.match(/Plugin error: plugin .*broken\.ts: idPrefix "Note-"/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a bad setting stops start-up, naming it', () => {
+  for (const [env, message] of [
+    [{ PORT: 'eighty' }, /PORT: must be an integer/],
+    [{ DATABASE_URL: 'postgres://x/y' }, /DATABASE_URL: unsupported scheme/],
+    [{ REDIS_URL: 'http://localhost' }, /REDIS_URL: unsupported scheme/],
+    [{ WORKER: 'sometimes' }, /WORKER: must be one of inline, off/],
+    [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, /WEBHOOK_ALLOW_PRIVATE: must be true or false/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)}`, async () => {
+      const res = await run('src/server.ts', [], env);
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.match(message);
+    });
+  }
+});
