@@ -18,26 +18,41 @@ export interface ListQuery {
  * and a row that exists for the whole walk is seen exactly once, whatever is inserted or deleted.
  */
 export async function listPage(db: Knex, resource: CompiledResource, workspaceId: string, query: ListQuery) {
+  const { table, name, list } = resource.def;
   const column = query.sort.replace(/^-/, '');
   const order = query.sort.startsWith('-') ? 'desc' : 'asc';
-  const q = db(resource.def.table).select(resource.columns).where('workspace_id', workspaceId);
-  for (const filter of resource.def.list.filters) {
+  const q = db(table).where('workspace_id', workspaceId);
+  for (const filter of list.filters) {
     if (query[filter] !== undefined) q.where(filter, query[filter] as string);
   }
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   if (query.cursor !== undefined) {
-    const after = decodeCursor(query.cursor, resource.def.name, query.sort);
+    const after = decodeCursor(query.cursor, name, query.sort);
     const cmp = order === 'desc' ? '<' : '>';
     q.where((w) => w.where(column, cmp, after.value).orWhere((w2) => w2.where(column, after.value).andWhere('id', cmp, after.id)));
   }
-  const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1)) as Row[];
+  const keyset = [{ column, order }, { column: 'id', order }];
+  q.orderBy(keyset).limit(query.limit + 1);
+  let rows: Row[];
+  if (query.cursor === undefined && query.updated_since === undefined) {
+    rows = (await q.select(resource.columns)) as Row[];
+  } else {
+    // With a range to skip, whole rows at once make MariaDB walk the index by workspace and
+    // filter every row before the cursor (a page 100,000 deep took 200 ms). Asked for ids
+    // alone it plans a range on the keyset index (under 1 ms); the rows then come by key.
+    rows = (await db
+      .select(resource.columns.map((c) => `r.${c}`))
+      .from({ r: table })
+      .join(q.select('id').as('page'), 'page.id', 'r.id')
+      .orderBy(keyset.map((k) => ({ ...k, column: `r.${k.column}` })))) as Row[];
+  }
   const hasMore = rows.length > query.limit;
   if (hasMore) rows.length = query.limit;
   const last = rows[rows.length - 1];
   return {
     data: rows.map((row) => toObject(resource, row)),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ resource: resource.def.name, sort: query.sort, value: Number(last[column]), id: String(last.id) }) : null,
+    next_cursor: hasMore && last ? encodeCursor({ resource: name, sort: query.sort, value: Number(last[column]), id: String(last.id) }) : null,
   };
 }
 
