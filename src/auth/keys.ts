@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { createSchemaAjv } from '../kernel/ajv.js';
+import { iso } from '../kernel/rows.js';
 import { markRevoked } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
@@ -139,8 +140,6 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     return { ...record, token };
   });
 }
-
-const iso = (ms: unknown) => (ms == null ? null : new Date(Number(ms)).toISOString());
 
 export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {
   const workspace = await db('workspaces').first('id').where('id', workspaceId);

@@ -1,7 +1,8 @@
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 
-const iso = (ms: unknown): string | null => (ms == null ? null : new Date(Number(ms)).toISOString());
+/** Stored epoch milliseconds as RFC 3339 UTC with milliseconds; null stays null. */
+export const iso = (ms: unknown): string | null => (ms == null ? null : new Date(Number(ms)).toISOString());
 
 /** A stored row as clients see it: times as RFC 3339 UTC with milliseconds. */
 export function toObject(resource: CompiledResource, row: Row): Row {

@@ -1,7 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
 import { insertSamples } from '../../src/kernel/fixtures.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
+import { capturedLog } from '../helpers/log.js';
 
 async function problem(res: Response, status: number, code: string) {
   expect(res.status).to.equal(status);
@@ -156,5 +161,42 @@ describe('an unreachable database', () => {
     const body = await problem(res, 503, 'unavailable');
     expect(res.headers.get('retry-after')).to.equal('5');
     expect(JSON.stringify(body)).not.to.match(/ECONNREFUSED|127\.0\.0\.1|select/i);
+  });
+});
+
+describe('an unexpected error in a handler', () => {
+  let app: TestApp;
+  let dir: string;
+  const captured = capturedLog();
+  before(async () => {
+    // A plugin that overrides its list handler with a function of its own, which fails.
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-plugins-'));
+    fs.writeFileSync(
+      path.join(dir, 'broken.ts'),
+      `import { defineResource } from ${JSON.stringify(path.join(ROOT_DIR, 'src/kernel/define.js'))};
+export default defineResource({
+  name: 'gadget', path: '/gadgets', table: 'gadgets', idPrefix: 'gadget_', description: 'Fails on purpose.',
+  scopes: { read: 'read:gadgets', write: 'write:gadgets' },
+  fields: { label: { type: 'string' } }, required: ['label'],
+  list: { sorts: ['created_at'], filters: [] },
+  handlers: { list: async () => { throw new Error('select secret_column from gadgets'); } },
+});`,
+    );
+    app = await startApp({ env: { PLUGINS_DIR: dir }, log: captured.log });
+  });
+  after(async () => {
+    await app.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 500 internal_error quoting the request id, and logs the error in full, never to the client', async () => {
+    const { token } = await app.workspaceWithKey();
+    const res = await app.request('/v1/gadgets', { token });
+    const body = await problem(res, 500, 'internal_error');
+    expect(body.detail).to.contain(String(body.request_id));
+    expect(JSON.stringify(body)).not.to.contain('secret_column');
+    const logged = captured.lines().find((l) => l.msg === 'unhandled error');
+    expect(JSON.stringify(logged)).to.contain('secret_column');
+    expect(logged?.request_id).to.equal(body.request_id);
   });
 });

@@ -7,6 +7,10 @@ import type { Ctx } from '../context.js';
 const REALM = 'Bearer realm="workspace"';
 const BEARER = /^Bearer +(\S+) *$/i;
 
+export function invalidToken(detail: string): ApiError {
+  return new ApiError('invalid_token', detail, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` } });
+}
+
 export interface AuthenticateOptions {
   lookup: KeyLookup;
   store: WindowStore;
@@ -24,7 +28,7 @@ export function authenticate(options: AuthenticateOptions) {
     if (!failures.admitted) {
       throw new ApiError('rate_limited', 'Too many failed authentications from this address; wait a minute.', { headers: { 'Retry-After': '60' } });
     }
-    throw new ApiError('invalid_token', detail, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token"` } });
+    throw invalidToken(detail);
   }
 
   return async (ctx: Ctx, next: () => Promise<unknown>) => {

@@ -3,6 +3,7 @@ import type { Clock } from '../../deps.js';
 import { ApiError } from '../../errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from '../context.js';
+import { invalidToken } from './authenticate.js';
 
 export interface RateLimitOptions {
   store: WindowStore;
@@ -21,7 +22,7 @@ export function rateLimit(options: RateLimitOptions) {
     const result = await store.hit(`key:${id}`, limit, { now: clock?.now(), denyIfExists: revocationMarker(redisPrefix, id) });
     if (result.revoked) {
       ctx.state.auth = undefined;
-      throw new ApiError('invalid_token', 'The token is unknown or revoked.', { headers: { 'WWW-Authenticate': 'Bearer realm="workspace", error="invalid_token"' } });
+      throw invalidToken('The token is unknown or revoked.');
     }
     const reset = Math.max(0, Math.ceil(result.resetMs / 1000));
     ctx.state.rateLimit = { limit, remaining: result.remaining, reset };
