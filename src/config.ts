@@ -8,7 +8,6 @@ export type DatabaseConfig =
 export interface Config {
   readonly port: number;
   readonly host: string;
-  readonly databaseUrl: string;
   readonly database: DatabaseConfig;
   readonly redisUrl: string | undefined;
   /** Prefix of every Redis key this service writes, so several deployments can share one Redis. */
@@ -121,7 +120,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    databaseUrl,
     database: Object.freeze(parseDatabase(databaseUrl)),
     redisUrl: parseRedisUrl(env.REDIS_URL),
     redisPrefix,

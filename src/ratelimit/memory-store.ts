@@ -19,10 +19,7 @@ export class MemoryWindowStore implements WindowStore {
   }
 
   async hit(key: string, limit: number, options: HitOptions = {}): Promise<WindowResult> {
-    return this.hitSync(key, limit, options.now ?? this.clock.now());
-  }
-
-  hitSync(key: string, limit: number, now: number): WindowResult {
+    const now = options.now ?? this.clock.now();
     let log = this.logs.get(key);
     if (!log) {
       log = { times: [], head: 0 };

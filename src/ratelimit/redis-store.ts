@@ -44,7 +44,7 @@ export class RedisWindowStore implements WindowStore {
   ) {}
 
   /** Hash tag `{key}` keeps a key's window and its markers in one cluster slot. */
-  windowKey(key: string): string {
+  private windowKey(key: string): string {
     return `${this.prefix}rl:{${key}}`;
   }
 

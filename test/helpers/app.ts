@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { Logger } from 'pino';
 import type { AddressInfo } from 'node:net';
-import { createKey, createWorkspace } from '../../src/auth/keys.js';
+import { createKey, createWorkspace, findPlan } from '../../src/auth/keys.js';
+import { effectiveScopes } from '../../src/auth/plans.js';
 import { scopeCatalog } from '../../src/auth/scopes.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Clock, type Deps } from '../../src/deps.js';
@@ -41,7 +42,8 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     },
     async workspaceWithKey({ plan = 'pro', scopes, rateLimit = 6000 } = {}) {
       const ws = await createWorkspace(deps.db, { name: `test ${plan}`, plan });
-      const granted = scopes ?? (plan === 'pro' || plan === 'enterprise' ? catalog : catalog.filter((s) => !s.startsWith('write:')));
+      const access = (await findPlan(deps.db, plan))?.api_access ?? 'none';
+      const granted = scopes ?? effectiveScopes(catalog, access);
       const key = await createKey(deps.db, catalog, { workspace: ws.id, name: 'test key', scopes: granted, rate_limit: rateLimit });
       return { workspaceId: ws.id, keyId: key.id, token: key.token };
     },
