@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { admin } from '../helpers/processes.js';
 
 async function workspace(plan: string): Promise<string> {
@@ -34,9 +34,14 @@ describe('the admin command', () => {
     expect(key.prefix).to.equal(key.token.slice(0, 12));
     const stored = await app.deps.db('api_keys').first('*').where('id', key.id);
     expect(JSON.stringify(stored)).not.to.contain(key.token.slice(4));
+    const before = (JSON.parse((await admin(['key', 'list', '--workspace', ws, '--json'])).stdout) as { data: Array<{ last_used_at: string | null }> }).data;
+    expect(before[0]?.last_used_at).to.equal(null);
     const health = await app.request('/v1/health', { token: key.token });
     expect(health.status).to.equal(200);
     expect(health.headers.get('x-ratelimit-limit')).to.equal('60');
+    await waitFor(async () => (await app.deps.db('api_keys').first('last_used_at').where('id', key.id))?.last_used_at != null, 2000, 'last_used_at');
+    const after = (JSON.parse((await admin(['key', 'list', '--workspace', ws, '--json'])).stdout) as { data: Array<{ last_used_at: string | null }> }).data;
+    expect(Date.parse(String(after[0]?.last_used_at))).to.be.closeTo(Date.now(), 60_000);
   });
 
   it('refuses write:, delete: and admin: scopes on a read_only plan, naming the reason', async () => {

@@ -148,6 +148,21 @@ describe('failed authentications from one address', () => {
   });
 });
 
+describe('failed authentications behind a trusted proxy (TRUST_PROXY=true)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp({ env: { AUTH_FAILURE_LIMIT: '1', TRUST_PROXY: 'true', REDIS_PREFIX: `${backend().env.REDIS_PREFIX ?? ''}proxy:` } });
+  });
+  after(() => app.close());
+
+  it('counts them per X-Forwarded-For address, not per proxy', async () => {
+    const bad = (ip: string) => ({ authorization: `Bearer wsk_${'D'.repeat(43)}`, 'x-forwarded-for': ip });
+    await problem(await app.request('/v1/deals', { headers: bad('203.0.113.7') }), 401, 'invalid_token');
+    await problem(await app.request('/v1/deals', { headers: bad('203.0.113.7') }), 429, 'rate_limited');
+    await problem(await app.request('/v1/deals', { headers: bad('198.51.100.9') }), 401, 'invalid_token');
+  });
+});
+
 describe('an unreachable database', () => {
   let app: TestApp;
   before(async () => {

@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { waitFor } from './helpers/app.js';
+import { startServer } from './helpers/processes.js';
+
+describe('npm start on an empty database', () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-demo-'));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('migrates, seeds a demo workspace with sample rows, prints a working key once, and seeds only once', async () => {
+    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'fresh.db')}` };
+    const first = await startServer(env);
+    let token: string | undefined;
+    try {
+      // The banner follows the "listening" line, possibly in a later chunk of stdout.
+      await waitFor(() => /wsk_[A-Za-z0-9_-]{43}/.test(first.output()), 5000, 'the demo key banner');
+      token = /wsk_[A-Za-z0-9_-]{43}/.exec(first.output())?.[0];
+      expect(token, first.output()).to.be.a('string');
+      const auth = { authorization: `Bearer ${token}` };
+      const health = (await (await fetch(`${first.url}/v1/health`, { headers: auth })).json()) as { workspace: { plan: string }; key: { scopes: string[] } };
+      expect(health.workspace.plan).to.equal('pro');
+      expect(health.key.scopes).to.have.length(11);
+      let rows = 0;
+      for (const resource of ['deals', 'leads', 'clients', 'proposals', 'invoices']) {
+        const page = (await (await fetch(`${first.url}/v1/${resource}?limit=200`, { headers: auth })).json()) as { data: unknown[] };
+        expect(page.data.length, resource).to.be.greaterThan(0);
+        rows += page.data.length;
+      }
+      expect(rows).to.be.at.least(200, 'a few hundred sample rows');
+    } finally {
+      expect(await first.stop()).to.equal(0);
+    }
+    const second = await startServer(env);
+    try {
+      expect(second.output()).not.to.match(/wsk_/, 'no second demo key');
+      expect((await fetch(`${second.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
+    } finally {
+      await second.stop();
+    }
+  });
+});
