@@ -20,7 +20,11 @@ export default defineResource({
   required: ['number'],
   references: { client_id: 'client', proposal_id: 'proposal' },
   list: { sorts: ['created_at', 'updated_at'], filters: ['status', 'client_id', 'proposal_id'] },
-  state: { field: 'status', transitions: { draft: ['open', 'void'], open: ['paid', 'void'], paid: [], void: [] } },
+  state: {
+    field: 'status',
+    transitions: { draft: ['open', 'void'], open: ['paid', 'void'], paid: [], void: [] },
+    stamps: { paid: 'paid_at' },
+  },
   events: {
     opened: { when: reached('status', 'open'), description: 'An invoice was opened (issued).' },
     paid: { when: reached('status', 'paid'), description: 'An invoice was paid.' },

@@ -19,7 +19,11 @@ export default defineResource({
   required: ['title'],
   references: { deal_id: 'deal', client_id: 'client' },
   list: { sorts: ['created_at', 'updated_at'], filters: ['status', 'deal_id', 'client_id'] },
-  state: { field: 'status', transitions: { draft: ['sent'], sent: ['accepted', 'declined'], accepted: [], declined: [] } },
+  state: {
+    field: 'status',
+    transitions: { draft: ['sent'], sent: ['accepted', 'declined'], accepted: [], declined: [] },
+    stamps: { sent: 'sent_at' },
+  },
   events: {
     sent: { when: reached('status', 'sent'), description: 'A proposal was sent.' },
     accepted: { when: reached('status', 'accepted'), description: 'A proposal was accepted.' },

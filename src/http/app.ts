@@ -35,7 +35,7 @@ export function createApp(deps: Deps, registry: Registry): App {
 
   const router = new Router<AppState, AppContext>();
   mountMeta(router, registry);
-  mountResources(router, registry, deps.db);
+  mountResources(router, registry, deps);
 
   // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const chain = [

@@ -20,6 +20,8 @@ export interface AppState {
   rateLimit?: RateLimitState;
   /** The query string after validation (coerced, defaults applied). */
   query?: Record<string, unknown>;
+  /** The JSON body after validation against the route's schema. */
+  body?: Record<string, unknown>;
 }
 
 export type AppContext = DefaultContext;

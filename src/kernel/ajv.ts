@@ -1,16 +1,25 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 
-/** For plugins' own schemas (JSON Schema 2020-12, as in OpenAPI 3.1): strict, so a typo fails at boot. */
-export function createSchemaAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true });
+/** ISO 4217 codes in current use, as the runtime's ICU knows them (the same list Intl formats). */
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
+/** Formats of our own, beside ajv-formats' standard ones. */
+function addFormats(ajv: Ajv2020): Ajv2020 {
   formats.default(ajv);
+  ajv.addFormat('currency', { type: 'string', validate: (code: string) => CURRENCIES.has(code) });
   return ajv;
+}
+
+/**
+ * For plugins' own schemas (JSON Schema 2020-12, as in OpenAPI 3.1) and the request bodies
+ * derived from them: strict, so a typo fails at boot; no coercion, so `"5"` is not a number.
+ */
+export function createSchemaAjv(): Ajv2020 {
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true }));
 }
 
 /** For query strings: values arrive as text, so integers are coerced and defaults filled in. */
 export function createQueryAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true, allowUnionTypes: true });
-  formats.default(ajv);
-  return ajv;
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true, allowUnionTypes: true }));
 }

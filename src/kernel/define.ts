@@ -36,11 +36,16 @@ export interface ResourceDeclaration {
   /** Fields holding another resource's id, by that resource's name. */
   references?: Record<string, string>;
   list: { sorts: readonly SortField[]; filters: readonly string[] };
-  state?: { field: string; transitions: 'free' | Record<string, readonly string[]> };
+  /**
+   * The state field, its machine, and the moments that follow it: `stamps: { sent: 'sent_at' }`
+   * sets `sent_at` (a read-only date-time field) when the state reaches `sent`. A new object
+   * starts in the field's `default` state.
+   */
+  state?: { field: string; transitions: 'free' | Record<string, readonly string[]>; stamps?: Record<string, string> };
   /** Events beyond the `created`, `updated` and `deleted` every resource emits. */
   events?: Record<string, EventDeclaration>;
   /** Replace a generated handler with a function of the plugin's own. */
-  handlers?: { list?: Handler; get?: Handler };
+  handlers?: { list?: Handler; get?: Handler; create?: Handler; update?: Handler; delete?: Handler };
 }
 
 export interface ReservedDeclaration {
@@ -90,6 +95,7 @@ function check(condition: unknown, message: string): asserts condition {
 const NAME = /^[a-z][a-z0-9_]*$/;
 const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
 const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at'];
+const HANDLERS = ['list', 'get', 'create', 'update', 'delete'];
 
 function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {
   return Array.isArray(schema?.enum) ? (schema.enum as unknown[]) : undefined;
@@ -109,6 +115,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
   for (const field of Object.keys(d.fields)) {
     check(NAME.test(field), `field "${field}" must match ${NAME}`);
     check(!KERNEL_FIELDS.includes(field), `field "${field}" is kept by the kernel`);
+    check(!(d.required.includes(field) && d.fields[field]?.readOnly), `field "${field}" cannot be both required and readOnly`);
   }
   for (const field of d.required) check(field in d.fields, `required field "${field}" is not declared in fields`);
   for (const [field, target] of Object.entries(d.references ?? {})) {
@@ -124,11 +131,17 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
   if (d.state) {
     const values = enumOf(d.fields[d.state.field]);
     check(values, `state field "${d.state.field}" must be declared with an enum`);
+    check(values.includes(d.fields[d.state.field]?.default), `state field "${d.state.field}" must have a default: the state a new ${d.name} starts in`);
     if (d.state.transitions !== 'free') {
       for (const [from, targets] of Object.entries(d.state.transitions)) {
         check(values.includes(from), `transition from unknown state "${from}"`);
         for (const to of targets) check(values.includes(to), `transition ${from} -> unknown state "${to}"`);
       }
+    }
+    for (const [state, field] of Object.entries(d.state.stamps ?? {})) {
+      check(values.includes(state), `stamp for unknown state "${state}"`);
+      const schema = d.fields[field];
+      check(schema?.readOnly === true && schema.format === 'date-time', `stamp field "${field}" must be a read-only date-time field (see moment())`);
     }
   }
   for (const [event, declared] of Object.entries(d.events ?? {})) {
@@ -138,6 +151,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(typeof declared.description === 'string' && declared.description.length > 0, `event "${event}" needs a description`);
   }
   for (const [name, handler] of Object.entries(d.handlers ?? {})) {
+    check(HANDLERS.includes(name), `handler "${name}" is not one of ${HANDLERS.join(', ')}`);
     check(typeof handler === 'function', `handler "${name}" must be a function`);
   }
   return deepFreeze(brand({ ...d, kind: 'resource' as const }));

@@ -20,7 +20,7 @@ export function email(): JsonSchema {
 export function money(): { amount: JsonSchema; currency: JsonSchema } {
   return {
     amount: { type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents).', examples: [125000] },
-    currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', description: 'ISO 4217 currency code.', examples: ['EUR'] },
+    currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', format: 'currency', description: 'ISO 4217 currency code in current use.', examples: ['EUR'] },
   };
 }
 

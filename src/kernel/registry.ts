@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
-import { EMPTY_QUERY_SCHEMA, listQuerySchema, objectSchema } from './schemas.js';
+import { createBodySchema, EMPTY_QUERY_SCHEMA, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 
 export interface CompiledResource {
   readonly def: Resource;
@@ -12,6 +12,10 @@ export interface CompiledResource {
   readonly objectSchema: JsonSchema;
   readonly listQuerySchema: JsonSchema;
   readonly validateListQuery: ValidateFunction;
+  readonly createBodySchema: JsonSchema;
+  readonly updateBodySchema: JsonSchema;
+  readonly validateCreate: ValidateFunction;
+  readonly validateUpdate: ValidateFunction;
   /** Columns read for the object, in output order. */
   readonly columns: readonly string[];
   /** date-time fields, stored as epoch milliseconds. */
@@ -85,10 +89,16 @@ export async function loadRegistry(dir: string): Promise<Registry> {
     claim(seen.scope, 'scope', plugin.scopes.write, file);
     const object = objectSchema(plugin);
     const query = listQuerySchema(plugin);
+    const createBody = createBodySchema(plugin);
+    const updateBody = updateBodySchema(plugin);
     let validateListQuery: ValidateFunction;
+    let validateCreate: ValidateFunction;
+    let validateUpdate: ValidateFunction;
     try {
       schemaAjv.compile(object);
       validateListQuery = queryAjv.compile(query);
+      validateCreate = schemaAjv.compile(createBody);
+      validateUpdate = schemaAjv.compile(updateBody);
     } catch (err) {
       throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
     }
@@ -100,6 +110,10 @@ export async function loadRegistry(dir: string): Promise<Registry> {
         objectSchema: object,
         listQuerySchema: query,
         validateListQuery,
+        createBodySchema: createBody,
+        updateBodySchema: updateBody,
+        validateCreate,
+        validateUpdate,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
         momentFields: Object.freeze(fields.filter((f) => plugin.fields[f]?.format === 'date-time')),
       }),

@@ -51,3 +51,22 @@ export function listQuerySchema(resource: Resource): JsonSchema {
 }
 
 export const EMPTY_QUERY_SCHEMA: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
+/** Fields a client may send: everything but what the service sets (`readOnly`). */
+export function writableFields(resource: Resource): string[] {
+  return Object.keys(resource.fields).filter((f) => resource.fields[f]?.readOnly !== true);
+}
+
+function bodyProperties(resource: Resource): Record<string, JsonSchema> {
+  return Object.fromEntries(writableFields(resource).map((f) => [f, resource.fields[f] as JsonSchema]));
+}
+
+/** POST body: the writable fields, the declared required ones present, nothing else. */
+export function createBodySchema(resource: Resource): JsonSchema {
+  return { type: 'object', additionalProperties: false, required: [...resource.required], properties: bodyProperties(resource) };
+}
+
+/** PATCH body: any subset of the writable fields; a field sent as null is cleared. */
+export function updateBodySchema(resource: Resource): JsonSchema {
+  return { type: 'object', additionalProperties: false, properties: bodyProperties(resource) };
+}

@@ -10,12 +10,23 @@ import { createApp } from '../../src/http/app.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { backend } from './backend.js';
 
+export interface RequestOptions {
+  token?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: string | Uint8Array;
+}
+
 export interface TestApp {
   url: string;
   deps: Deps;
   registry: Registry;
-  /** fetch() against the app, with a bearer token when given. */
-  request(path: string, options?: { token?: string; method?: string; headers?: Record<string, string> }): Promise<Response>;
+  /**
+   * fetch() against the app, with a bearer token when given. `json` is sent as a JSON body
+   * (with its Content-Type); `body` is sent as it is.
+   */
+  request(path: string, options?: RequestOptions): Promise<Response>;
   /** A workspace on `plan` and a key on it; `scopes` defaults to every scope of the catalog the plan allows. */
   workspaceWithKey(options?: { plan?: string; scopes?: string[]; rateLimit?: number }): Promise<{ workspaceId: string; keyId: string; token: string }>;
   close(): Promise<void>;
@@ -37,8 +48,9 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     url,
     deps,
     registry,
-    request(path, { token, method = 'GET', headers = {} } = {}) {
-      return fetch(url + path, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
+    request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
+      const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
+      return fetch(url + path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });
     },
     async workspaceWithKey({ plan = 'pro', scopes, rateLimit = 6000 } = {}) {
       const ws = await createWorkspace(deps.db, { name: `test ${plan}`, plan });

@@ -7,17 +7,8 @@ import { insertSamples } from '../../src/kernel/fixtures.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';
+import { problem } from '../helpers/problem.js';
 
-async function problem(res: Response, status: number, code: string) {
-  expect(res.status).to.equal(status);
-  expect(res.headers.get('content-type')).to.equal('application/problem+json');
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(body).to.include({ type: 'about:blank', status, code });
-  expect(body.title).to.be.a('string').with.length.greaterThan(0);
-  expect(body.detail).to.be.a('string').with.length.greaterThan(0);
-  expect(body.request_id).to.equal(res.headers.get('x-request-id'));
-  return body;
-}
 
 function expectRateLimitHeaders(res: Response, limit: number) {
   expect(res.headers.get('x-ratelimit-limit')).to.equal(String(limit));

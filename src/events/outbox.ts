@@ -1,0 +1,54 @@
+import type { Knex } from 'knex';
+import { newId } from '../ids.js';
+import type { Change, Row } from '../kernel/define.js';
+import type { CompiledResource } from '../kernel/registry.js';
+import { iso } from '../kernel/rows.js';
+
+/** One row of the `events` table: the event as it will be delivered, and what finds it. */
+export interface OutboxEvent {
+  id: string;
+  workspace_id: string;
+  type: string;
+  object_id: string;
+  payload: string;
+  created_at: number;
+}
+
+/**
+ * The plugin fields the write changed, with their values before it. Empty for a create or a
+ * delete; `updated_at` is left out, as it changes with every update.
+ */
+export function previousValues(resource: CompiledResource, { before, after }: Change): Row {
+  const previous: Row = {};
+  if (!before || !after) return previous;
+  for (const field of Object.keys(resource.def.fields)) {
+    if (before[field] !== after[field]) previous[field] = before[field];
+  }
+  return previous;
+}
+
+/**
+ * The events a change emits: `<r>.created`, `<r>.updated` or `<r>.deleted`, then each declared
+ * event whose condition holds. Their data is the object after the change (before it, for a
+ * delete) and the changed fields' previous values.
+ */
+export function eventsFor(resource: CompiledResource, workspaceId: string, change: Change, now: number): OutboxEvent[] {
+  const { def } = resource;
+  const object = (change.after ?? change.before) as Row;
+  const kind = change.before === null ? 'created' : change.after === null ? 'deleted' : 'updated';
+  const types = [`${def.name}.${kind}`];
+  for (const [event, declared] of Object.entries(def.events ?? {})) {
+    if (declared.when(change)) types.push(`${def.name}.${event}`);
+  }
+  const data = { object, previous: previousValues(resource, change) };
+  const createdAt = iso(now);
+  return types.map((type) => {
+    const id = newId('evt_');
+    return { id, workspace_id: workspaceId, type, object_id: String(object.id), payload: JSON.stringify({ id, type, created_at: createdAt, data }), created_at: now };
+  });
+}
+
+/** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
+export async function writeEvents(trx: Knex.Transaction, events: OutboxEvent[]): Promise<void> {
+  if (events.length > 0) await trx('events').insert(events);
+}

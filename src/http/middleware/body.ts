@@ -1,0 +1,91 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import { ApiError, type ErrorItem } from '../../errors.js';
+import type { Ctx } from '../context.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A partial update is a JSON merge patch of the object, so its media type is accepted too. */
+export const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
+
+const parse = koaBody({
+  json: true,
+  urlencoded: false,
+  text: false,
+  multipart: false,
+  jsonLimit: MAX_BODY_BYTES,
+  jsonStrict: true,
+  jsonTypes: JSON_TYPES,
+  parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
+});
+
+/** co-body's errors carry the status that raw-body chose: 400 (bad JSON), 413, 415 (charset). */
+function parseError(caught: unknown): ApiError | undefined {
+  const status = (caught as { status?: unknown }).status;
+  if (status === 413) return new ApiError('payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes (1 MiB).`);
+  if (status === 415) return new ApiError('unsupported_media_type', `${(caught as Error).message}; send UTF-8 JSON.`);
+  if (status === 400) return new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
+  return undefined;
+}
+
+function pointerOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
+  if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
+  return error.instancePath;
+}
+
+function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
+    case 'type':
+      return error.instancePath === '' ? 'the body must be a JSON object' : `must be ${String(params.type).replace(',', ' or ')}`;
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
+    case 'format':
+      return params.format === 'currency' ? 'must be an ISO 4217 currency code in current use' : `must be a valid ${String(params.format)}`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters long`;
+    case 'pattern':
+      return `must match ${String(params.pattern)}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/**
+ * Reads a JSON body (at most 1 MiB) and checks it against the route's schema (compiled once, at
+ * boot): 415 if it is not JSON, 413 if too large, 400 if it does not parse, 422 with one entry
+ * per problem if it does not match. The checked body lands in `ctx.state.body`.
+ */
+export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>) {
+  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+    if (!JSON_TYPES.includes(ctx.request.type)) {
+      throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
+    }
+    try {
+      await parse(ctx, async () => undefined);
+    } catch (caught) {
+      throw parseError(caught) ?? caught;
+    }
+    // A JSON content type with an empty body reads as {}.
+    const body: unknown = ctx.request.body ?? {};
+    if (!validate(body)) {
+      // One entry per field: a lower-case currency breaks both its pattern and its format.
+      const byPointer = new Map<string, ErrorItem>();
+      for (const e of validate.errors ?? []) {
+        const pointer = pointerOf(e);
+        if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly) });
+      }
+      const errors = [...byPointer.values()];
+      throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });
+    }
+    ctx.state.body = body as Record<string, unknown>;
+    return next();
+  };
+}

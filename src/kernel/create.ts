@@ -1,0 +1,65 @@
+import type { Knex } from 'knex';
+import { isDuplicateKey, transaction } from '../db/dialect.js';
+import type { Clock } from '../deps.js';
+import { eventsFor, writeEvents } from '../events/outbox.js';
+import { authOf, type Ctx } from '../http/context.js';
+import { newId } from '../ids.js';
+import type { Row } from './define.js';
+import { type Answer, idempotentRequest, lookUp, remember, send } from './idempotency.js';
+import { checkReferences } from './references.js';
+import type { CompiledResource, Registry } from './registry.js';
+import { toObject } from './rows.js';
+import { checkInitialState, initialState, stampsFor } from './state.js';
+
+/** The stored row of a new object: the body, defaults for what it left out, the kernel's fields. */
+function newRow(resource: CompiledResource, workspaceId: string, body: Row, now: number): Row {
+  const { def } = resource;
+  const row: Row = { id: newId(def.idPrefix), workspace_id: workspaceId };
+  for (const [field, schema] of Object.entries(def.fields)) {
+    row[field] = body[field] !== undefined ? body[field] : (schema.readOnly ? null : (schema.default ?? null));
+  }
+  if (def.state) Object.assign(row, stampsFor(resource, undefined, row[def.state.field] ?? initialState(resource), now));
+  row.created_at = now;
+  row.updated_at = now;
+  return row;
+}
+
+/**
+ * POST: 201 with the object and its Location. The row, its events and (with an Idempotency-Key)
+ * the answer commit together; a concurrent request with the same key replays this answer.
+ */
+export function createHandler(db: Knex, clock: Clock, registry: Registry, resource: CompiledResource) {
+  const { def } = resource;
+  return async (ctx: Ctx) => {
+    const workspaceId = authOf(ctx).workspace.id;
+    const body = ctx.state.body ?? {};
+    checkInitialState(resource, body);
+    const idempotent = idempotentRequest(ctx, body);
+    const now = clock.now();
+    let expired = false;
+    if (idempotent) {
+      const earlier = await lookUp(db, workspaceId, idempotent, now);
+      if (earlier.found === 'answer') return send(ctx, earlier.answer, true);
+      expired = earlier.found === 'expired';
+    }
+
+    const row = newRow(resource, workspaceId, body, now);
+    const object = toObject(resource, row);
+    const answer: Answer = { status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) };
+    try {
+      await transaction(db, async (trx) => {
+        await checkReferences(trx, registry, resource, workspaceId, body);
+        if (idempotent) await remember(trx, workspaceId, idempotent, answer, now, expired);
+        await trx(def.table).insert(row);
+        await writeEvents(trx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+      });
+    } catch (error) {
+      if (idempotent && isDuplicateKey(error)) {
+        const winner = await lookUp(db, workspaceId, idempotent, now);
+        if (winner.found === 'answer') return send(ctx, winner.answer, true);
+      }
+      throw error;
+    }
+    send(ctx, answer, false);
+  };
+}

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { ApiError } from '../errors.js';
+import type { Ctx } from '../http/context.js';
+
+/** How long the first answer to a POST is remembered (API.md section 6). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+
+/** What a POST answered, kept so that a retry with the same key gets it again. */
+export interface Answer {
+  status: number;
+  location: string | null;
+  body: string;
+}
+
+export interface IdempotentRequest {
+  keyHash: string;
+  requestHash: string;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same request. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The request's Idempotency-Key (1-255 visible ASCII characters), if it sent one. */
+export function idempotentRequest(ctx: Ctx, body: unknown): IdempotentRequest | undefined {
+  const key = ctx.get(IDEMPOTENCY_HEADER);
+  if (key === '') return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new ApiError('invalid_parameter', `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters.`, {
+      errors: [{ parameter: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters (a UUID is a good choice)' }],
+    });
+  }
+  return { keyHash: sha256(key), requestHash: sha256(`${ctx.method} ${ctx.path}\n${canonical(body)}`) };
+}
+
+export type Lookup = { found: 'none' } | { found: 'expired' } | { found: 'answer'; answer: Answer };
+
+/**
+ * The answer remembered for this key: replayed for the same request, 409 for another one.
+ * A key whose 24 hours are over is free again.
+ */
+export async function lookUp(db: Knex, workspaceId: string, request: IdempotentRequest, now: number): Promise<Lookup> {
+  const row = (await db('idempotency_keys')
+    .first('request_hash', 'status', 'location', 'body', 'created_at')
+    .where({ workspace_id: workspaceId, key_hash: request.keyHash })) as
+    | { request_hash: string; status: number; location: string | null; body: string; created_at: number | string }
+    | undefined;
+  if (!row) return { found: 'none' };
+  if (Number(row.created_at) <= now - IDEMPOTENCY_TTL_MS) return { found: 'expired' };
+  if (row.request_hash !== request.requestHash) {
+    throw new ApiError('idempotency_conflict', `This ${IDEMPOTENCY_HEADER} was used in the last 24 hours with another request; use a new key for a new request.`);
+  }
+  return { found: 'answer', answer: { status: Number(row.status), location: row.location, body: row.body } };
+}
+
+/**
+ * Claims the key inside the write's transaction, with the answer the write will give. A second
+ * request with the same key waits on this row (MySQL) or the single writer (SQLite), then fails
+ * with a duplicate key and replays what this one committed.
+ */
+export async function remember(trx: Knex.Transaction, workspaceId: string, request: IdempotentRequest, answer: Answer, now: number, expired: boolean): Promise<void> {
+  if (expired) {
+    await trx('idempotency_keys')
+      .where({ workspace_id: workspaceId, key_hash: request.keyHash })
+      .andWhere('created_at', '<=', now - IDEMPOTENCY_TTL_MS)
+      .delete();
+  }
+  await trx('idempotency_keys').insert({
+    workspace_id: workspaceId,
+    key_hash: request.keyHash,
+    request_hash: request.requestHash,
+    status: answer.status,
+    location: answer.location,
+    body: answer.body,
+    created_at: now,
+  });
+}
+
+/** Sends a remembered (or just made) answer. */
+export function send(ctx: Ctx, answer: Answer, replayed: boolean): void {
+  ctx.status = answer.status;
+  if (answer.location) ctx.set('Location', answer.location);
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = answer.body;
+}

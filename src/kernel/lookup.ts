@@ -1,0 +1,22 @@
+import type { Knex } from 'knex';
+import { ApiError } from '../errors.js';
+import type { Row } from './define.js';
+import type { CompiledResource } from './registry.js';
+
+/** Another workspace's id answers exactly as an id that does not exist. */
+export function notFound(resource: CompiledResource, id: string): ApiError {
+  return new ApiError('not_found', `No ${resource.def.name} with id ${id}.`);
+}
+
+/** An id that cannot be one of this resource's is not looked up at all. */
+export function plausibleId(resource: CompiledResource, id: string): boolean {
+  return id.startsWith(resource.def.idPrefix) && id.length <= 64;
+}
+
+/** The stored row, locked until the transaction ends (SQLite has one writer: no lock needed). */
+export async function findForUpdate(trx: Knex.Transaction, resource: CompiledResource, workspaceId: string, id: string): Promise<Row> {
+  if (!plausibleId(resource, id)) throw notFound(resource, id);
+  const row = (await trx(resource.def.table).first(resource.columns).where({ workspace_id: workspaceId, id }).forUpdate()) as Row | undefined;
+  if (!row) throw notFound(resource, id);
+  return row;
+}

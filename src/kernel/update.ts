@@ -1,0 +1,40 @@
+import type { Knex } from 'knex';
+import { transaction } from '../db/dialect.js';
+import type { Clock } from '../deps.js';
+import { eventsFor, writeEvents } from '../events/outbox.js';
+import { authOf, type Ctx } from '../http/context.js';
+import type { Row } from './define.js';
+import { findForUpdate } from './lookup.js';
+import { checkReferences } from './references.js';
+import type { CompiledResource, Registry } from './registry.js';
+import { toObject } from './rows.js';
+import { checkTransition, stampsFor } from './state.js';
+
+/**
+ * PATCH: 200 with the object after the change. Only fields whose value differs are written; a
+ * body that changes nothing writes nothing and emits no event.
+ */
+export function updateHandler(db: Knex, clock: Clock, registry: Registry, resource: CompiledResource) {
+  const { def } = resource;
+  return async (ctx: Ctx) => {
+    const workspaceId = authOf(ctx).workspace.id;
+    const body = ctx.state.body ?? {};
+    const now = clock.now();
+    ctx.body = await transaction(db, async (trx) => {
+      const row = await findForUpdate(trx, resource, workspaceId, String(ctx.params.id));
+      const before = toObject(resource, row);
+      checkTransition(resource, before, body);
+      const changes: Row = {};
+      for (const [field, value] of Object.entries(body)) if (row[field] !== value) changes[field] = value;
+      if (Object.keys(changes).length === 0) return before;
+
+      await checkReferences(trx, registry, resource, workspaceId, changes);
+      if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
+      changes.updated_at = now;
+      await trx(def.table).update(changes).where({ workspace_id: workspaceId, id: row.id });
+      const after = toObject(resource, { ...row, ...changes });
+      await writeEvents(trx, eventsFor(resource, workspaceId, { before, after }, now));
+      return after;
+    });
+  };
+}

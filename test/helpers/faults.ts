@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+
+/**
+ * Makes every insert into `events` for one workspace fail, with a real trigger in the real
+ * database: the failure happens inside the write's transaction, after the row was written.
+ * Returns what removes the trigger again.
+ */
+export async function failEventInserts(db: Knex, workspaceId: string): Promise<() => Promise<void>> {
+  if (!/^[a-z0-9_]+$/.test(workspaceId)) throw new Error(`unexpected workspace id ${workspaceId}`);
+  const name = `fail_events_${workspaceId}`;
+  if (db.client.config.client === 'mysql2') {
+    await db.raw(
+      `CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW BEGIN IF NEW.workspace_id = '${workspaceId}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'forced failure'; END IF; END`,
+    );
+  } else {
+    await db.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON events WHEN NEW.workspace_id = '${workspaceId}' BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
+  }
+  return async () => {
+    await db.raw(`DROP TRIGGER ${name}`);
+  };
+}

@@ -1,0 +1,23 @@
+import { expect } from 'chai';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail: string;
+  request_id: string;
+  errors?: Array<{ pointer?: string; parameter?: string; message: string }>;
+}
+
+/** Asserts an RFC 9457 answer with this status and code, and returns its body. */
+export async function problem(res: Response, status: number, code: string): Promise<ProblemBody> {
+  expect(res.status, `status of ${res.url}`).to.equal(status);
+  expect(res.headers.get('content-type')).to.equal('application/problem+json');
+  const body = (await res.json()) as ProblemBody;
+  expect(body).to.include({ type: 'about:blank', status, code });
+  expect(body.title).to.be.a('string').with.length.greaterThan(0);
+  expect(body.detail).to.be.a('string').with.length.greaterThan(0);
+  expect(body.request_id).to.equal(res.headers.get('x-request-id'));
+  return body;
+}
