@@ -1,12 +1,16 @@
 /**
- * The baseline: a bare Koa route running the same query as GET /v1/deals?limit=50 (same knex
- * settings, same keyset query, same JSON) with no authentication, rate limit or validation.
+ * The baselines: bare Koa routes doing what the API does for a request, with no
+ * authentication, rate limit, validation or error handling.
+ *   GET  /deals  the same keyset query as GET /v1/deals?limit=50, same JSON.
+ *   POST /deals  the same insert of a deal plus the insert of its event, in one transaction.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { koaBody } from 'koa-body';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/connect.js';
+import { newId } from '../src/ids.js';
 import { listPage } from '../src/kernel/list.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 
@@ -18,8 +22,23 @@ const workspaceId = process.env.BENCH_WORKSPACE ?? '';
 if (!deals || !workspaceId) throw new Error('BENCH_WORKSPACE and the deal plugin are needed');
 
 const app = new Koa();
+app.use(koaBody());
 app.use(async (ctx) => {
-  ctx.body = await listPage(db, deals, workspaceId, { limit: 50, sort: '-created_at' });
+  if (ctx.method === 'GET') {
+    ctx.body = await listPage(db, deals, workspaceId, { limit: 50, sort: '-created_at' });
+    return;
+  }
+  const body = ctx.request.body as Record<string, unknown>;
+  const now = Date.now();
+  const row = { id: newId('deal_'), workspace_id: workspaceId, title: body.title, amount: body.amount ?? null, currency: body.currency ?? null, stage: body.stage ?? 'lead', client_id: null, expected_close_date: null, created_at: now, updated_at: now };
+  const object = { ...row, workspace_id: undefined, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString() };
+  const eventId = newId('evt_');
+  await db.transaction(async (trx) => {
+    await trx('deals').insert(row);
+    await trx('events').insert({ id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now });
+  });
+  ctx.status = 201;
+  ctx.body = object;
 });
 const server = http.createServer(app.callback()).listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ msg: 'listening', port: (server.address() as AddressInfo).port }));

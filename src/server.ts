@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { boot } from './boot.js';
 import { migrateLatest } from './db/migrate.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
+import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   }
   const demo = await seedDemoIfEmpty(deps, registry);
   const app = createApp(deps, registry);
+  const housekeeping = startHousekeeping(deps);
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000;
 
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, DRAIN_TIMEOUT_MS);
     force.unref();
+    housekeeping.stop();
     server.close(async () => {
       app.close();
       await deps.close();

@@ -95,3 +95,8 @@ export function send(ctx: Ctx, answer: Answer, replayed: boolean): void {
   ctx.type = 'application/json; charset=utf-8';
   ctx.body = answer.body;
 }
+
+/** Removes keys whose 24 hours are over; returns how many. Safe to run from any number of processes. */
+export async function sweepExpiredKeys(db: Knex, now: number): Promise<number> {
+  return db('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_TTL_MS).delete();
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
+import { sweepExpiredKeys } from '../../src/kernel/idempotency.js';
 import { problem } from '../helpers/problem.js';
 
 describe('Idempotency-Key on POST', () => {
@@ -110,5 +111,28 @@ describe('Idempotency-Key on POST', () => {
       expect(body.errors).to.deep.equal([{ parameter: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters (a UUID is a good choice)' }]);
     }
     expect(await rows('deals', { title: 'x' })).to.equal(0);
+  });
+});
+
+describe('expired idempotency keys', () => {
+  it('are swept after 24 hours, and only then', async () => {
+    const clock = manualClock();
+    const app = await startApp({ clock });
+    try {
+      const { token, workspaceId } = await app.workspaceWithKey();
+      const keys = async () => Number(((await app.deps.db('idempotency_keys').where({ workspace_id: workspaceId }).count({ n: '*' }).first()) as { n: number | string }).n);
+      await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Old' }, headers: { 'idempotency-key': 'old' } });
+      clock.advance(12 * 60 * 60 * 1000);
+      await app.request('/v1/deals', { token, method: 'POST', json: { title: 'New' }, headers: { 'idempotency-key': 'new' } });
+      expect(await keys()).to.equal(2);
+      clock.advance(12 * 60 * 60 * 1000 - 1);
+      await sweepExpiredKeys(app.deps.db, clock.now());
+      expect(await keys()).to.equal(2);
+      clock.advance(1);
+      await sweepExpiredKeys(app.deps.db, clock.now());
+      expect(await keys()).to.equal(1);
+    } finally {
+      await app.close();
+    }
   });
 });

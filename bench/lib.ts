@@ -1,0 +1,110 @@
+/**
+ * What the benchmarks share: a fresh MariaDB database, keys spread over a workspace, servers
+ * started as child processes, and autocannon runs summarised in alternating rounds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import knex, { type Knex } from 'knex';
+import { createKey, createWorkspace } from '../src/auth/keys.js';
+import { ROOT_DIR, loadConfig } from '../src/config.js';
+import { createDb } from '../src/db/connect.js';
+import { migrateLatest } from '../src/db/migrate.js';
+
+const SERVER_URL = new URL(process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test');
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Load is spread over this many keys (6000 requests/minute each) so the limiter admits it all. */
+export const KEYS = 100;
+const DATABASE = 'wsapi_bench';
+
+const dbUrl = new URL(SERVER_URL.href);
+dbUrl.pathname = `/${DATABASE}`;
+export const env = { PATH: process.env.PATH ?? '', DATABASE_URL: dbUrl.href, REDIS_URL, REDIS_PREFIX: 'wsapi_bench:', LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
+
+/** Drops and recreates the bench database, migrated, with one workspace and KEYS keys holding `scopes`. */
+export async function freshDatabase(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
+  const server = knex({ client: 'mysql2', connection: { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || 3306), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) } });
+  await server.raw('DROP DATABASE IF EXISTS ??', [DATABASE]);
+  await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [DATABASE]);
+  await server.destroy();
+  const config = loadConfig(env);
+  const db = createDb(config.database);
+  await migrateLatest(db, config.migrationsDirs);
+  const ws = await createWorkspace(db, { name: 'bench', plan: 'enterprise' });
+  const tokens: string[] = [];
+  for (let i = 0; i < KEYS; i++) tokens.push((await createKey(db, scopes, { workspace: ws.id, name: `bench ${i}`, scopes, rate_limit: 6000 })).token);
+  return { db, workspaceId: ws.id, tokens };
+}
+
+export interface Server {
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts a server script and resolves once it logs the port it listens on. */
+export function start(script: string, extra: Record<string, string> = {}): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], { cwd: ROOT_DIR, env: { ...env, LOG_LEVEL: 'info', ...extra } });
+    let out = '';
+    const collect = (d: Buffer) => {
+      out += d;
+      const port = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening","port":(\d+)/.exec(out);
+      if (!port) return;
+      // From here on the access log is drained, not kept: the server logs as it would in
+      // production (LOG_LEVEL=info, one line per request), and this process does no work for it.
+      child.stdout.off('data', collect);
+      child.stdout.resume();
+      resolve({ url: `http://127.0.0.1:${port[1] ?? port[2]}`, child });
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.on('exit', (code) => reject(new Error(`${script} exited ${code}: ${out}`)));
+  });
+}
+
+export interface Run {
+  rps: number;
+  mean: number;
+  p99: number;
+  total: number;
+}
+
+/** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
+export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST'; body?: string } = {}): Promise<Run> {
+  let i = 0;
+  const { connections = 50, method = 'GET', body } = options;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method,
+        ...(body !== undefined ? { body } : {}),
+        setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${tokens[i++ % tokens.length]}` } }),
+      },
+    ],
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rps: result.requests.average, mean: result.latency.mean, p99: result.latency.p99, total: result.requests.total };
+}
+
+export const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);
+export const median = <T extends { rps: number }>(runs: T[]): T => [...runs].sort((x, y) => x.rps - y.rps)[Math.floor(runs.length / 2)] as T;
+
+/**
+ * Alternates rounds (warm both first) and keeps the median of each, so a noisy moment on
+ * this shared machine (database, Redis, load generator, two cores) does not decide the ratio.
+ */
+export async function compare(baseline: () => Promise<Run>, subject: () => Promise<Run>): Promise<{ baseline: Run; subject: Run }> {
+  const baselines: Run[] = [];
+  const subjects: Run[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    baselines.push(await baseline());
+    subjects.push(await subject());
+    console.log('  round %d: baseline %s req/s, whole chain %s req/s', round + 1, fmt(baselines[round]?.rps ?? 0), fmt(subjects[round]?.rps ?? 0));
+  }
+  return { baseline: median(baselines), subject: median(subjects) };
+}

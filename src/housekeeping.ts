@@ -1,0 +1,24 @@
+import type { Deps } from './deps.js';
+import { sweepExpiredKeys } from './kernel/idempotency.js';
+
+const EVERY_MS = 10 * 60 * 1000;
+
+/**
+ * Periodic clean-up a server process does beside serving: expired idempotency keys (they are
+ * ignored once expired, this only reclaims their space). A failure is logged and retried at
+ * the next tick; it never stops the server.
+ */
+export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log'>): { stop(): void } {
+  const tick = async () => {
+    try {
+      const removed = await sweepExpiredKeys(deps.db, deps.clock.now());
+      if (removed > 0) deps.log.info({ removed }, 'expired idempotency keys removed');
+    } catch (err) {
+      deps.log.warn({ err }, 'housekeeping failed; will retry');
+    }
+  };
+  const timer = setInterval(() => void tick(), EVERY_MS);
+  timer.unref();
+  void tick();
+  return { stop: () => clearInterval(timer) };
+}
