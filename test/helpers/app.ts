@@ -29,6 +29,8 @@ export interface TestApp {
   request(path: string, options?: RequestOptions): Promise<Response>;
   /** A workspace on `plan` and a key on it; `scopes` defaults to every scope of the catalog the plan allows. */
   workspaceWithKey(options?: { plan?: string; scopes?: string[]; rateLimit?: number }): Promise<{ workspaceId: string; keyId: string; token: string }>;
+  /** Another key on an existing workspace. */
+  addKey(workspaceId: string, scopes: string[]): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,9 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
       const granted = scopes ?? effectiveScopes(catalog, access);
       const key = await createKey(deps.db, catalog, { workspace: ws.id, name: 'test key', scopes: granted, rate_limit: rateLimit });
       return { workspaceId: ws.id, keyId: key.id, token: key.token };
+    },
+    async addKey(workspaceId, scopes) {
+      return (await createKey(deps.db, catalog, { workspace: workspaceId, name: 'another key', scopes, rate_limit: 6000 })).token;
     },
     async close() {
       server.closeAllConnections();

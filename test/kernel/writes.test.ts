@@ -66,7 +66,7 @@ describe('generated write routes', () => {
     ];
 
     for (const c of cases) {
-      it(`${c.path}: POST 201 with Location, GET, PATCH 200, DELETE 204, then 404`, async () => {
+      it(`${c.path}: POST 201 with Location, GET, PATCH 200, 404 to another workspace, 403 without the scope, DELETE 204, then 404`, async () => {
         clock.advance(1000);
         const created = await app.request(c.path, { token, method: 'POST', json: c.body() });
         expect(created.status).to.equal(201);
@@ -81,6 +81,17 @@ describe('generated write routes', () => {
         expect(patched.status).to.equal(200);
         const after = (await patched.json()) as Obj;
         expect(after).to.deep.equal({ ...object, ...c.patch, updated_at: new Date(clock.now()).toISOString() });
+        expect(await (await app.request(`${c.path}/${object.id}`, { token })).json()).to.deep.equal(after);
+
+        // Another workspace's key, even one holding every scope, finds nothing; a key of this
+        // workspace without the write scope is refused. Neither changes the object.
+        const stranger = await app.workspaceWithKey();
+        const reader = { token: await app.addKey(workspaceId, [`read:${c.path.slice(4)}`]) };
+        await problem(await app.request(`${c.path}/${object.id}`, { token: stranger.token, method: 'PATCH', json: c.patch }), 404, 'not_found');
+        await problem(await app.request(`${c.path}/${object.id}`, { token: stranger.token, method: 'DELETE' }), 404, 'not_found');
+        await problem(await app.request(c.path, { token: reader.token, method: 'POST', json: c.body() }), 403, 'insufficient_scope');
+        await problem(await app.request(`${c.path}/${object.id}`, { token: reader.token, method: 'PATCH', json: c.patch }), 403, 'insufficient_scope');
+        await problem(await app.request(`${c.path}/${object.id}`, { token: reader.token, method: 'DELETE' }), 403, 'insufficient_scope');
         expect(await (await app.request(`${c.path}/${object.id}`, { token })).json()).to.deep.equal(after);
 
         const deleted = await app.request(`${c.path}/${object.id}`, { token, method: 'DELETE' });
