@@ -15,6 +15,14 @@ export interface Config {
   readonly worker: 'inline' | 'off';
   readonly webhookAllowPrivate: boolean;
   readonly webhookRetryDelays: readonly number[];
+  /** Per-attempt limit of a delivery: a 2xx must arrive within it (10 s in the contract). */
+  readonly webhookTimeoutMs: number;
+  /** How long a worker holds the deliveries it claimed; a crashed worker's claims return after it. */
+  readonly webhookLeaseMs: number;
+  /** Attempts a worker keeps in flight at once. */
+  readonly webhookConcurrency: number;
+  /** DNS servers (host or host:port) that resolve webhook hosts; unset: the system resolver. */
+  readonly webhookDnsServers: readonly string[];
   readonly logLevel: string;
   readonly pluginsDir: string;
   readonly migrationsDirs: readonly string[];
@@ -107,6 +115,17 @@ function parseRetryDelays(raw: string | undefined): number[] {
   return parts.map(Number);
 }
 
+function parseDnsServers(raw: string | undefined): string[] {
+  if (raw === undefined || raw === '') return [];
+  const servers = raw.split(',').map((s) => s.trim());
+  for (const server of servers) {
+    if (!/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/.test(server)) {
+      throw new ConfigError('WEBHOOK_DNS_SERVERS', `must be a comma-separated list of IP addresses with optional ports, got "${server}"`);
+    }
+  }
+  return servers;
+}
+
 /** Reads every setting once; the result is frozen and passed down, never re-read. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/workspace.db';
@@ -117,6 +136,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const redisPrefix = env.REDIS_PREFIX ?? 'wsapi:';
   if (!/^[A-Za-z0-9:_.-]*$/.test(redisPrefix)) throw new ConfigError('REDIS_PREFIX', 'may hold only letters, digits and : _ . -');
 
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000;
+  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 2, 3600) * 1000;
+  // A claim must outlive the attempt it covers, or a slow attempt could be claimed twice.
+  if (webhookLeaseMs < 2 * webhookTimeoutMs) throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be at least twice WEBHOOK_TIMEOUT_SECONDS (${webhookTimeoutMs / 500})`);
+
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -126,6 +150,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     worker: oneOf(env, 'WORKER', 'inline', ['inline', 'off'] as const),
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelays: Object.freeze(parseRetryDelays(env.WEBHOOK_RETRY_DELAYS)),
+    webhookTimeoutMs,
+    webhookLeaseMs,
+    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
+    webhookDnsServers: Object.freeze(parseDnsServers(env.WEBHOOK_DNS_SERVERS)),
     logLevel,
     pluginsDir,
     migrationsDirs: Object.freeze(migrationsDirs),

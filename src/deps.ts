@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createDb } from './db/connect.js';
 import { createRedis, type Redis } from './db/redis.js';
+import { createNotifier, type Notifier } from './events/notify.js';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -17,6 +18,8 @@ export interface Deps {
   readonly redis: Redis | undefined;
   readonly log: Logger;
   readonly clock: Clock;
+  /** Tells delivery workers that events were committed. */
+  readonly notifier: Notifier;
   /** True when the clock was injected (tests): the Redis limiter then takes its time from it. */
   readonly clockInjected: boolean;
   close(): Promise<void>;
@@ -40,14 +43,17 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const log = overrides.log ?? createLogger(config);
   const db = createDb(config.database, log);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  const notifier = createNotifier(config.redisUrl, config.redisPrefix, redis ? { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) } : undefined, log);
   return Object.freeze({
     config,
     db,
     redis,
     log,
+    notifier,
     clock: overrides.clock ?? systemClock,
     clockInjected: overrides.clock !== undefined,
     async close() {
+      await notifier.close();
       await redis?.close();
       await db.destroy();
     },

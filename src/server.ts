@@ -5,7 +5,9 @@ import { migrateLatest } from './db/migrate.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
+import { startWorker, type Worker } from './webhooks/worker.js';
 
+/** Beyond this (plus one delivery timeout, for the inline worker) a stop gives up waiting. */
 const DRAIN_TIMEOUT_MS = 10_000;
 
 async function main(): Promise<void> {
@@ -22,6 +24,7 @@ async function main(): Promise<void> {
   const demo = await seedDemoIfEmpty(deps, registry);
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
+  const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps) : undefined;
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000;
 
@@ -55,10 +58,12 @@ async function main(): Promise<void> {
     const force = setTimeout(() => {
       log.error('drain timed out; exiting');
       process.exit(1);
-    }, DRAIN_TIMEOUT_MS);
+    }, DRAIN_TIMEOUT_MS + config.webhookTimeoutMs);
     force.unref();
     housekeeping.stop();
+    // Requests first (they may still write events), then the deliveries in flight.
     server.close(async () => {
+      await worker?.stop();
       app.close();
       await deps.close();
       log.info('stopped');

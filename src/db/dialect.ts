@@ -29,3 +29,33 @@ export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => 
     }
   }
 }
+
+export interface ClaimSpec {
+  table: string;
+  key: string;
+  /** Narrows and orders the candidates; the claim takes the first `limit`. */
+  candidates: (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+  limit: number;
+  /** Written to the claimed rows; must single them out (a lease owner, a marker). */
+  set: Record<string, unknown>;
+}
+
+/**
+ * Claims up to `limit` rows inside the caller's transaction and returns their keys, so that
+ * concurrent workers never claim the same row. MySQL/MariaDB: SELECT ... FOR UPDATE SKIP
+ * LOCKED, then UPDATE those rows. SQLite (no row locks, one writer): one UPDATE over a
+ * subquery, whose write lock serialises the rest of the transaction, then read back by `set`.
+ */
+export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
+  if (trx.client.config.client === 'mysql2') {
+    const rows = (await spec.candidates(trx(spec.table).select(spec.key)).limit(spec.limit).forUpdate().skipLocked()) as Record<string, unknown>[];
+    const keys = rows.map((r) => String(r[spec.key]));
+    if (keys.length > 0) await trx(spec.table).whereIn(spec.key, keys).update(spec.set);
+    return keys;
+  }
+  await trx(spec.table)
+    .whereIn(spec.key, spec.candidates(trx(spec.table).select(spec.key)).limit(spec.limit))
+    .update(spec.set);
+  const rows = (await trx(spec.table).select(spec.key).where(spec.set)) as Record<string, unknown>[];
+  return rows.map((r) => String(r[spec.key]));
+}

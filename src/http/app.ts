@@ -13,6 +13,8 @@ import { fallback } from './middleware/fallback.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { mountMeta } from './routes/meta.js';
+import { mountWebhooks } from './routes/webhooks.js';
+import { createResolve } from '../webhooks/ssrf.js';
 
 /**
  * With SQLite, other processes (a second server, the admin command) share the file and nothing
@@ -36,6 +38,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const router = new Router<AppState, AppContext>();
   mountMeta(router, registry);
   mountResources(router, registry, deps);
+  mountWebhooks(router, registry, deps, createResolve(deps.config.webhookDnsServers));
 
   // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const chain = [

@@ -1,6 +1,5 @@
-import type { Knex } from 'knex';
 import { isDuplicateKey, transaction } from '../db/dialect.js';
-import type { Clock } from '../deps.js';
+import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
 import { authOf, type Ctx } from '../http/context.js';
 import { newId } from '../ids.js';
@@ -28,8 +27,9 @@ function newRow(resource: CompiledResource, workspaceId: string, body: Row, now:
  * POST: 201 with the object and its Location. The row, its events and (with an Idempotency-Key)
  * the answer commit together; a concurrent request with the same key replays this answer.
  */
-export function createHandler(db: Knex, clock: Clock, registry: Registry, resource: CompiledResource) {
+export function createHandler(deps: WriteDeps, registry: Registry, resource: CompiledResource) {
   const { def } = resource;
+  const { db, clock, notifier } = deps;
   return async (ctx: Ctx) => {
     const workspaceId = authOf(ctx).workspace.id;
     const body = ctx.state.body ?? {};
@@ -60,6 +60,7 @@ export function createHandler(db: Knex, clock: Clock, registry: Registry, resour
       }
       throw error;
     }
+    notifier.notify();
     send(ctx, answer, false);
   };
 }

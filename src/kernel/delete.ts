@@ -1,6 +1,5 @@
-import type { Knex } from 'knex';
 import { transaction } from '../db/dialect.js';
-import type { Clock } from '../deps.js';
+import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
 import { authOf, type Ctx } from '../http/context.js';
 import { findForUpdate } from './lookup.js';
@@ -8,8 +7,9 @@ import type { CompiledResource } from './registry.js';
 import { toObject } from './rows.js';
 
 /** DELETE: 204. The `deleted` event carries the object as it was. */
-export function deleteHandler(db: Knex, clock: Clock, resource: CompiledResource) {
+export function deleteHandler(deps: WriteDeps, resource: CompiledResource) {
   const { def } = resource;
+  const { db, clock, notifier } = deps;
   return async (ctx: Ctx) => {
     const workspaceId = authOf(ctx).workspace.id;
     const now = clock.now();
@@ -18,6 +18,7 @@ export function deleteHandler(db: Knex, clock: Clock, resource: CompiledResource
       await trx(def.table).where({ workspace_id: workspaceId, id: row.id }).delete();
       await writeEvents(trx, eventsFor(resource, workspaceId, { before: toObject(resource, row), after: null }, now));
     });
+    notifier.notify();
     ctx.status = 204;
   };
 }

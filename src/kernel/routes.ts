@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import type { Deps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { jsonBody } from '../http/middleware/body.js';
 import type { AppContext, AppState } from '../http/context.js';
@@ -10,11 +9,12 @@ import { deleteHandler } from './delete.js';
 import { getHandler } from './get.js';
 import { listHandler } from './list.js';
 import type { Registry } from './registry.js';
+import type { WriteDeps } from './writes.js';
 import { updateHandler } from './update.js';
 
 /** Mounts every plugin's routes from its declaration: scope check, then input check, then handler. */
-export function mountResources(router: Router<AppState, AppContext>, registry: Registry, deps: Pick<Deps, 'db' | 'clock'>): void {
-  const { db, clock } = deps;
+export function mountResources(router: Router<AppState, AppContext>, registry: Registry, deps: WriteDeps): void {
+  const { db } = deps;
   const noQuery = validateQuery(registry.validateEmptyQuery);
   for (const resource of registry.resources) {
     const { def } = resource;
@@ -24,10 +24,10 @@ export function mountResources(router: Router<AppState, AppContext>, registry: R
     const collection = `/v1${def.path}`;
     const item = `${collection}/:id`;
     router.get(collection, read, validateQuery(resource.validateListQuery), def.handlers?.list ?? listHandler(db, resource));
-    router.post(collection, write, noQuery, jsonBody(resource.validateCreate, readOnly), def.handlers?.create ?? createHandler(db, clock, registry, resource));
+    router.post(collection, write, noQuery, jsonBody(resource.validateCreate, readOnly), def.handlers?.create ?? createHandler(deps, registry, resource));
     router.get(item, read, noQuery, def.handlers?.get ?? getHandler(db, resource));
-    router.patch(item, write, noQuery, jsonBody(resource.validateUpdate, readOnly), def.handlers?.update ?? updateHandler(db, clock, registry, resource));
-    router.delete(item, write, noQuery, def.handlers?.delete ?? deleteHandler(db, clock, resource));
+    router.patch(item, write, noQuery, jsonBody(resource.validateUpdate, readOnly), def.handlers?.update ?? updateHandler(deps, registry, resource));
+    router.delete(item, write, noQuery, def.handlers?.delete ?? deleteHandler(deps, resource));
   }
   for (const reserved of registry.reserved) {
     router.all(`/v1${reserved.path}{/*rest}`, () => {

@@ -1,6 +1,5 @@
-import type { Knex } from 'knex';
 import { transaction } from '../db/dialect.js';
-import type { Clock } from '../deps.js';
+import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
 import { authOf, type Ctx } from '../http/context.js';
 import type { Row } from './define.js';
@@ -14,12 +13,14 @@ import { checkTransition, stampsFor } from './state.js';
  * PATCH: 200 with the object after the change. Only fields whose value differs are written; a
  * body that changes nothing writes nothing and emits no event.
  */
-export function updateHandler(db: Knex, clock: Clock, registry: Registry, resource: CompiledResource) {
+export function updateHandler(deps: WriteDeps, registry: Registry, resource: CompiledResource) {
   const { def } = resource;
+  const { db, clock, notifier } = deps;
   return async (ctx: Ctx) => {
     const workspaceId = authOf(ctx).workspace.id;
     const body = ctx.state.body ?? {};
     const now = clock.now();
+    let wrote = false;
     ctx.body = await transaction(db, async (trx) => {
       const row = await findForUpdate(trx, resource, workspaceId, String(ctx.params.id));
       const before = toObject(resource, row);
@@ -34,7 +35,9 @@ export function updateHandler(db: Knex, clock: Clock, registry: Registry, resour
       await trx(def.table).update(changes).where({ workspace_id: workspaceId, id: row.id });
       const after = toObject(resource, { ...row, ...changes });
       await writeEvents(trx, eventsFor(resource, workspaceId, { before, after }, now));
+      wrote = true;
       return after;
     });
+    if (wrote) notifier.notify();
   };
 }

@@ -1,0 +1,52 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { createClient } from 'redis';
+
+/**
+ * "New events were committed": lets a delivery worker wake at once instead of waiting for its
+ * next poll. Within one process an in-memory signal; across processes, with Redis, a pub/sub
+ * channel. A lost signal costs only latency: workers poll anyway.
+ */
+export interface Notifier {
+  /** Call after a commit that wrote events or made deliveries due. */
+  notify(): void;
+  /** Calls `listener` on every signal, from this process or (with Redis) any other. */
+  subscribe(listener: () => void): () => void;
+  /** True when signals from other processes arrive (Redis pub/sub is connected). */
+  crossProcess(): boolean;
+  close(): Promise<void>;
+}
+
+export function createNotifier(redisUrl: string | undefined, prefix: string, publisher: { isReady(): boolean; publish(channel: string, message: string): Promise<unknown> } | undefined, log: Logger): Notifier {
+  const local = new EventEmitter();
+  local.setMaxListeners(0);
+  const channel = `${prefix}outbox`;
+  let subscriber: ReturnType<typeof createClient> | undefined;
+
+  const ensureSubscriber = () => {
+    if (subscriber || !redisUrl) return;
+    subscriber = createClient({ url: redisUrl, socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(100 * 2 ** n, 2000) } });
+    subscriber.on('error', (err: Error) => log.debug({ err: err.message }, 'notifier subscriber error'));
+    subscriber
+      .connect()
+      .then(() => subscriber?.subscribe(channel, () => local.emit('signal')))
+      .catch((err: Error) => log.warn({ err: err.message }, 'notifier cannot subscribe; workers fall back to polling'));
+  };
+
+  return {
+    notify() {
+      local.emit('signal');
+      if (publisher?.isReady()) publisher.publish(channel, '1').catch(() => undefined);
+    },
+    subscribe(listener) {
+      ensureSubscriber();
+      local.on('signal', listener);
+      return () => local.off('signal', listener);
+    },
+    crossProcess: () => subscriber?.isReady ?? false,
+    async close() {
+      local.removeAllListeners();
+      if (subscriber?.isOpen) subscriber.destroy();
+    },
+  };
+}

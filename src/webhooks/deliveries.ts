@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import { transaction } from '../db/dialect.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import { iso } from '../kernel/rows.js';
+import { toSubscription, type SubscriptionRow } from './subscriptions.js';
+
+export interface DeliveryRow {
+  id: string;
+  workspace_id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  retries_left: number;
+  next_attempt_at: number | string | null;
+  lease_owner: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  created_at: number | string;
+  updated_at: number | string;
+  delivered_at: number | string | null;
+}
+
+export function toDelivery(row: DeliveryRow) {
+  return {
+    id: row.id,
+    webhook_id: row.subscription_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: Number(row.attempts),
+    last_response_status: row.last_response_status === null ? null : Number(row.last_response_status),
+    last_error: row.last_error,
+    next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
+    created_at: iso(row.created_at),
+    delivered_at: iso(row.delivered_at),
+  };
+}
+
+/** A new delivery of an event to a subscription, due now. */
+export function newDelivery(workspaceId: string, subscriptionId: string, event: { id: string; type: string }, retries: number, now: number): DeliveryRow {
+  return {
+    id: newId('dlv_'),
+    workspace_id: workspaceId,
+    subscription_id: subscriptionId,
+    event_id: event.id,
+    event_type: event.type,
+    status: 'pending',
+    attempts: 0,
+    retries_left: retries,
+    next_attempt_at: now,
+    lease_owner: null,
+    last_response_status: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    delivered_at: null,
+  };
+}
+
+/**
+ * A `webhook.test` event for one subscription only: it is written already dispatched, so the
+ * fan-out never offers it to other subscriptions, with its delivery beside it.
+ */
+export async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retries: number, now: number): Promise<DeliveryRow> {
+  const id = newId('evt_');
+  const payload = JSON.stringify({ id, type: 'webhook.test', created_at: iso(now), data: { object: toSubscription(subscription), previous: {} } });
+  const delivery = newDelivery(subscription.workspace_id, subscription.id, { id, type: 'webhook.test' }, retries, now);
+  await transaction(db, async (trx) => {
+    await trx('events').insert({ id, workspace_id: subscription.workspace_id, type: 'webhook.test', object_id: subscription.id, payload, created_at: now, dispatched_at: now });
+    await trx('webhook_deliveries').insert(delivery);
+  });
+  return delivery;
+}
+
+export async function listDeliveries(db: Knex, subscriptionId: string, limit: number, options: { after?: { value: number; id: string }; status?: string }): Promise<DeliveryRow[]> {
+  const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
+  if (options.status) q.where({ status: options.status });
+  const after = options.after;
+  if (after) q.where((w) => w.where('created_at', '<', after.value).orWhere((w2) => w2.where('created_at', after.value).andWhere('id', '<', after.id)));
+  return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as DeliveryRow[];
+}
+
+/**
+ * Makes a delivery due now. A pending one keeps its schedule after this attempt; a finished
+ * one (failed or succeeded) gets exactly one more attempt. One in flight is left to finish.
+ */
+export async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: string, now: number): Promise<DeliveryRow> {
+  return transaction(db, async (trx) => {
+    const row = (await trx('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId }).forUpdate()) as DeliveryRow | undefined;
+    if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
+    const inFlight = row.status === 'pending' && row.lease_owner !== null && Number(row.next_attempt_at) > now;
+    if (inFlight) return row;
+    const update = { status: 'pending' as const, next_attempt_at: now, lease_owner: null, updated_at: now, ...(row.status === 'pending' ? {} : { retries_left: 0 }) };
+    await trx('webhook_deliveries').update(update).where({ id: row.id });
+    return { ...row, ...update };
+  });
+}

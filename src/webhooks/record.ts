@@ -1,0 +1,74 @@
+import type { Knex } from 'knex';
+import { transaction } from '../db/dialect.js';
+import type { Job } from './claim.js';
+import { retryDelayMs } from './schedule.js';
+import type { Outcome } from './send.js';
+
+/** Five days in which every attempt failed disable a subscription (API.md section 8). */
+export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
+
+export interface Finished {
+  job: Job;
+  outcome: Outcome;
+}
+
+/**
+ * Records finished attempts, several in one transaction: the attempt row, the delivery's new
+ * state (succeeded; pending again after the retry delay or the receiver's Retry-After; failed
+ * when retries are exhausted or on 410) and the subscription's failure streak. A delivery
+ * whose lease this worker lost (another worker took it over) is left to that worker.
+ */
+export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<void> {
+  if (finished.length === 0) return;
+  await transaction(db, async (trx) => {
+    await trx('webhook_attempts').insert(
+      finished.map(({ job, outcome }) => ({
+        delivery_id: job.delivery.id,
+        attempt: Number(job.delivery.attempts) + 1,
+        started_at: outcome.startedAt,
+        duration_ms: outcome.durationMs,
+        response_status: outcome.status,
+        response_excerpt: outcome.excerpt,
+        error: outcome.error,
+      })),
+    );
+    for (const { job, outcome } of finished) await recordOne(trx, job, outcome, delays, now);
+  });
+}
+
+async function recordOne(trx: Knex.Transaction, job: Job, outcome: Outcome, delays: readonly number[], now: number): Promise<void> {
+  const d = job.delivery;
+  const attempts = Number(d.attempts) + 1;
+  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+  const gone = outcome.status === 410;
+  const common = { attempts, last_response_status: outcome.status, last_error: outcome.error, lease_owner: null, updated_at: now };
+  let update: Record<string, unknown>;
+  if (ok) update = { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
+  else if (gone || Number(d.retries_left) <= 0) update = { ...common, status: 'failed', next_attempt_at: null };
+  else update = { ...common, status: 'pending', retries_left: Number(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
+  const changed = await trx('webhook_deliveries').update(update).where({ id: d.id, lease_owner: d.lease_owner });
+  if (changed === 0) return;
+
+  const subscriptions = trx('webhook_subscriptions').where({ id: d.subscription_id });
+  if (ok) {
+    await subscriptions.clone().whereNotNull('failing_since').update({ failing_since: null });
+  } else if (gone) {
+    await subscriptions.clone().where({ enabled: true }).update({ enabled: false, disabled_reason: 'gone', updated_at: now });
+  } else {
+    await subscriptions.clone().whereNull('failing_since').update({ failing_since: outcome.startedAt });
+    await subscriptions
+      .clone()
+      .where({ enabled: true })
+      .where('failing_since', '<=', now - FAILING_DISABLES_AFTER_MS)
+      .update({ enabled: false, disabled_reason: 'failing', updated_at: now });
+  }
+}
+
+/** A delivery whose subscription was turned off (or deleted) before it was sent fails at once. */
+export async function failUnsendable(db: Knex, jobs: readonly Job[], now: number): Promise<void> {
+  for (const job of jobs) {
+    await db('webhook_deliveries')
+      .update({ status: 'failed', next_attempt_at: null, lease_owner: null, last_error: job.deleted ? 'subscription deleted' : 'subscription disabled', updated_at: now })
+      .where({ id: job.delivery.id, lease_owner: job.delivery.lease_owner });
+  }
+}

@@ -1,0 +1,79 @@
+import dns from 'node:dns';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * The SSRF guard: a webhook may only reach global unicast addresses. Everything else
+ * (loopback, private, link-local, carrier-grade NAT, multicast, broadcast, unspecified,
+ * documentation and other reserved ranges, unique-local, NAT64, 6to4, Teredo) is refused,
+ * and an IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+ */
+export function forbiddenRange(address: string): string | undefined {
+  if (!ipaddr.isValid(address)) return 'invalid';
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const range = parsed.range();
+  return range === 'unicast' ? undefined : range;
+}
+
+export class DestinationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DestinationError';
+  }
+}
+
+/** Resolves a host name to every address it has (IPv4 and IPv6). */
+export type Resolve = (host: string) => Promise<string[]>;
+
+/** The system resolver, or (WEBHOOK_DNS_SERVERS) a resolver asking those servers only. */
+export function createResolve(servers: readonly string[]): Resolve {
+  if (servers.length === 0) {
+    return async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  }
+  const resolver = new dns.promises.Resolver({ timeout: 2000, tries: 2 });
+  resolver.setServers([...servers]);
+  const quiet = (p: Promise<string[]>) => p.catch((err: NodeJS.ErrnoException) => (err.code === 'ENODATA' || err.code === 'ENOTFOUND' ? [] : Promise.reject(err)));
+  return async (host) => {
+    const [v4, v6] = await Promise.all([quiet(resolver.resolve4(host)), quiet(resolver.resolve6(host))]);
+    return [...v4, ...v6];
+  };
+}
+
+/** A URL host as written (`[::1]` for IPv6) to the bare address or name. */
+function bareHost(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/**
+ * Resolves a URL's host and checks every address; returns the addresses, in the resolver's
+ * order, or throws a DestinationError saying why. With `allowPrivate`, only resolution counts.
+ */
+export async function checkDestination(url: URL, resolve: Resolve, allowPrivate: boolean): Promise<string[]> {
+  const host = bareHost(url);
+  let addresses: string[];
+  if (net.isIP(host)) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = await resolve(host);
+    } catch (err) {
+      throw new DestinationError(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+    if (addresses.length === 0) throw new DestinationError(`${host} does not resolve`);
+  }
+  if (!allowPrivate) {
+    for (const address of addresses) {
+      const range = forbiddenRange(address);
+      if (range) throw new DestinationError(`${host} ${address === host ? 'is' : `resolves to ${address}, which is`} a ${range} address; webhooks reach public addresses only`);
+    }
+  }
+  return addresses;
+}
+
+/** The scheme rule: https, or http too when private destinations are allowed (development). */
+export function schemeError(url: URL, allowPrivate: boolean): string | undefined {
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && allowPrivate) return undefined;
+  return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
+}

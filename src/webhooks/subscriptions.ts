@@ -1,0 +1,170 @@
+import type { Knex } from 'knex';
+import { findPlan } from '../auth/keys.js';
+import { transaction } from '../db/dialect.js';
+import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
+import { iso } from '../kernel/rows.js';
+import { newSecret } from './signing.js';
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
+
+export interface SubscriptionRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  events: string;
+  description: string | null;
+  enabled: boolean | number;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | string | null;
+  failing_since: number | string | null;
+  created_at: number | string;
+  updated_at: number | string;
+  deleted_at: number | string | null;
+}
+
+/** A subscription as clients see it: never its secret (that is shown once, by the caller). */
+export function toSubscription(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    description: row.description,
+    enabled: Boolean(row.enabled),
+    disabled_reason: row.disabled_reason,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+const live = (db: Knex | Knex.Transaction, workspaceId: string) => db('webhook_subscriptions').where({ workspace_id: workspaceId }).whereNull('deleted_at');
+
+export function notFound(id: string): ApiError {
+  return new ApiError('not_found', `No webhook subscription with id ${id}.`);
+}
+
+export async function findSubscription(db: Knex | Knex.Transaction, workspaceId: string, id: string, forUpdate = false): Promise<SubscriptionRow> {
+  if (!/^wh_[0-9a-z]{1,61}$/.test(id)) throw notFound(id);
+  const q = live(db, workspaceId).first().where({ id });
+  const row = (await (forUpdate ? q.forUpdate() : q)) as SubscriptionRow | undefined;
+  if (!row) throw notFound(id);
+  return row;
+}
+
+/** The first millisecond of the UTC calendar month holding `now`. */
+export function monthStart(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+export interface NewSubscription {
+  url: string;
+  events: string[];
+  description?: string | null;
+}
+
+/**
+ * Creates a subscription within the plan's rules: none on a plan without webhooks, at most
+ * `webhooks_per_month` created per UTC calendar month (deleted ones count). The workspace row
+ * is locked so two concurrent creations cannot both take the last one.
+ */
+export async function createSubscription(db: Knex, workspaceId: string, input: NewSubscription, now: number): Promise<{ row: SubscriptionRow; secret: string }> {
+  return transaction(db, async (trx) => {
+    const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
+    const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
+    if (!plan || plan.webhooks_per_month <= 0) {
+      throw new ApiError('plan_forbids_webhooks', `The ${workspace?.plan ?? 'current'} plan does not include webhooks.`);
+    }
+    const made = (await trx('webhook_subscriptions').where({ workspace_id: workspaceId }).where('created_at', '>=', monthStart(now)).count({ n: '*' }).first()) as { n: number | string };
+    if (Number(made.n) >= plan.webhooks_per_month) {
+      throw new ApiError('webhook_limit_reached', `The ${plan.name} plan allows ${plan.webhooks_per_month} webhook subscriptions created per calendar month (UTC), deleted ones included; this month's are used.`);
+    }
+    const secret = newSecret();
+    const row: SubscriptionRow = {
+      id: newId('wh_'),
+      workspace_id: workspaceId,
+      url: input.url,
+      events: JSON.stringify(input.events),
+      description: input.description ?? null,
+      enabled: true,
+      disabled_reason: null,
+      secret,
+      previous_secret: null,
+      previous_secret_until: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    await trx('webhook_subscriptions').insert(row);
+    return { row, secret };
+  });
+}
+
+export async function listSubscriptions(db: Knex, workspaceId: string, limit: number, after?: { value: number; id: string }): Promise<SubscriptionRow[]> {
+  const q = live(db, workspaceId);
+  if (after) q.where((w) => w.where('created_at', '<', after.value).orWhere((w2) => w2.where('created_at', after.value).andWhere('id', '<', after.id)));
+  return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as SubscriptionRow[];
+}
+
+export interface SubscriptionChanges {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** A partial update; turning a subscription on clears why it was off and its failure streak. */
+export async function updateSubscription(db: Knex, workspaceId: string, id: string, changes: SubscriptionChanges, now: number): Promise<SubscriptionRow> {
+  return transaction(db, async (trx) => {
+    const row = await findSubscription(trx, workspaceId, id, true);
+    const update: Partial<SubscriptionRow> = {};
+    if (changes.url !== undefined) update.url = changes.url;
+    if (changes.events !== undefined) update.events = JSON.stringify(changes.events);
+    if (changes.description !== undefined) update.description = changes.description;
+    if (changes.enabled !== undefined) {
+      update.enabled = changes.enabled;
+      // disabled_reason says why the service turned it off; it is null when the client did.
+      Object.assign(update, { disabled_reason: null, failing_since: null });
+    }
+    if (Object.keys(update).length === 0) return row;
+    update.updated_at = now;
+    await trx('webhook_subscriptions').update(update).where({ id: row.id });
+    return { ...row, ...update };
+  });
+}
+
+/**
+ * Deletes a subscription: it stops receiving at once and its delivery log goes with it. The
+ * row stays, without its secrets, because it counts toward the month's allowance.
+ */
+export async function deleteSubscription(db: Knex, workspaceId: string, id: string, now: number): Promise<void> {
+  await transaction(db, async (trx) => {
+    const row = await findSubscription(trx, workspaceId, id, true);
+    await trx('webhook_deliveries').where({ subscription_id: row.id }).delete();
+    await trx('webhook_subscriptions')
+      .update({ deleted_at: now, updated_at: now, enabled: false, secret: '', previous_secret: null, previous_secret_until: null })
+      .where({ id: row.id });
+  });
+}
+
+/** A new secret; the old one keeps signing beside it for 24 hours. */
+export async function rotateSecret(db: Knex, workspaceId: string, id: string, now: number): Promise<{ row: SubscriptionRow; secret: string }> {
+  return transaction(db, async (trx) => {
+    const row = await findSubscription(trx, workspaceId, id, true);
+    const secret = newSecret();
+    const update = { secret, previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
+    await trx('webhook_subscriptions').update(update).where({ id: row.id });
+    return { row: { ...row, ...update }, secret };
+  });
+}
+
+/** The secrets that sign now: the current one, and a rotated-out one within its grace period. */
+export function signingSecrets(row: Pick<SubscriptionRow, 'secret' | 'previous_secret' | 'previous_secret_until'>, now: number): string[] {
+  const secrets = [row.secret];
+  if (row.previous_secret && Number(row.previous_secret_until) > now) secrets.push(row.previous_secret);
+  return secrets;
+}

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import type { Deps } from '../deps.js';
+import { claimDue, type Job } from './claim.js';
+import { fanOut } from './fanout.js';
+import { failUnsendable, recordOutcomes, type Finished } from './record.js';
+import { createSender } from './send.js';
+import { createResolve } from './ssrf.js';
+import { signingSecrets } from './subscriptions.js';
+
+const FAN_OUT_BATCH = 500;
+const CLAIM_BATCH = 100;
+
+export interface Worker {
+  readonly id: string;
+  /** Stops claiming, lets attempts in flight finish (each is bounded by the timeout), records them. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The delivery worker: fans out committed events to deliveries, claims due deliveries with a
+ * lease, sends them concurrently, and records every attempt. Any number can run side by side.
+ * It sleeps when there is nothing to do and wakes on the outbox signal (same process, or
+ * Redis pub/sub), or after a short poll.
+ */
+export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'>): Worker {
+  const { db, clock, log, config, notifier } = deps;
+  const id = `wrk_${randomBytes(6).toString('hex')}`;
+  const sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
+  const retries = config.webhookRetryDelays.length;
+  const inFlight = new Set<Promise<void>>();
+  let finished: Finished[] = [];
+  let recording: Promise<void> | undefined;
+  let running = true;
+  let claims = 0;
+  let wake: (() => void) | undefined;
+  // A signal that arrives mid-cycle is kept, so the next sleep returns at once.
+  let signalled = false;
+  const signal = () => {
+    signalled = true;
+    wake?.();
+  };
+  const unsubscribe = notifier.subscribe(signal);
+
+  /** Records what finished, batching whatever finishes while a batch is being written. */
+  function record(): Promise<void> {
+    if (recording || finished.length === 0) return recording ?? Promise.resolve();
+    const batch = finished;
+    finished = [];
+    recording = recordOutcomes(db, batch, config.webhookRetryDelays, clock.now())
+      .catch((err: unknown) => log.error({ err, worker: id, deliveries: batch.length }, 'cannot record attempts; their leases will expire and they will be sent again'))
+      .finally(() => {
+        recording = undefined;
+        if (finished.length > 0) void record();
+      });
+    return recording;
+  }
+
+  function deliver(job: Job): void {
+    const attempt = sender
+      .send({ url: job.url, eventId: job.delivery.event_id, body: job.payload, secrets: signingSecrets(job, clock.now()) })
+      .then((outcome) => {
+        finished.push({ job, outcome });
+        void record();
+      })
+      .finally(() => {
+        inFlight.delete(attempt);
+        signal();
+      });
+    inFlight.add(attempt);
+  }
+
+  /** Sleeps until signalled or `ms` pass. */
+  function sleep(ms: number): Promise<void> {
+    if (signalled) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function loop(): Promise<void> {
+    while (running) {
+      signalled = false;
+      let busy: boolean;
+      try {
+        const fanned = await fanOut(db, clock.now(), FAN_OUT_BATCH, retries, 1 + Math.floor(Math.random() * 2 ** 48));
+        busy = fanned.events > 0;
+        const free = config.webhookConcurrency - inFlight.size;
+        if (free > 0 && running) {
+          const jobs = await claimDue(db, `${id}:${++claims}`, clock.now(), config.webhookLeaseMs, Math.min(free, CLAIM_BATCH));
+          // Test deliveries go out even to a subscription that is off: the client asked for them.
+          const unsendable = jobs.filter((j) => j.deleted || (!j.enabled && j.delivery.event_type !== 'webhook.test'));
+          if (unsendable.length > 0) await failUnsendable(db, unsendable, clock.now());
+          for (const job of jobs) if (!unsendable.includes(job)) deliver(job);
+          busy ||= jobs.length > 0;
+        }
+      } catch (err) {
+        log.error({ err, worker: id }, 'worker cycle failed; retrying shortly');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        continue;
+      }
+      if (!running) break;
+      // Busy: go again at once, unless every slot is taken (then a finishing attempt wakes us).
+      // Idle: sleep until the outbox signal, or poll; slower when signals cross processes.
+      if (inFlight.size >= config.webhookConcurrency) await sleep(1000);
+      else if (!busy) await sleep(notifier.crossProcess() ? 1000 : 100);
+    }
+  }
+
+  const running$ = loop();
+  log.info({ worker: id, concurrency: config.webhookConcurrency }, 'delivery worker started');
+
+  return {
+    id,
+    async stop() {
+      running = false;
+      signal();
+      unsubscribe();
+      await running$;
+      await Promise.allSettled([...inFlight]);
+      while (finished.length > 0 || recording) await record();
+      await sender.close();
+      log.info({ worker: id }, 'delivery worker stopped');
+    },
+  };
+}
