@@ -1,0 +1,74 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { waitFor } from './app.js';
+
+/** One request a receiver got. */
+export interface Received {
+  at: number;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  id: string;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Answer only after this long. */
+  delayMs?: number;
+}
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Decides each answer; by default 200 at once. `n` counts this receiver's requests from 0. */
+  respond: (request: Received, n: number) => Reply;
+  /** Resolves once `count` requests matched `filter`. */
+  waitFor(count: number, filter?: (r: Received) => boolean, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+/** A real HTTP server on loopback that records what webhook deliveries it gets. */
+export async function startReceiver(respond: Receiver['respond'] = () => ({})): Promise<Receiver> {
+  const received: Received[] = [];
+  const receiver = { received, respond } as Receiver;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r: Received = { at: Date.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), id: String(req.headers['webhook-id'] ?? '') };
+      const n = received.length;
+      received.push(r);
+      const reply = receiver.respond(r, n);
+      const answer = () => {
+        if (res.destroyed) return;
+        res.writeHead(reply.status ?? 200, reply.headers ?? {});
+        res.end(reply.body ?? 'ok');
+      };
+      if (reply.delayMs) setTimeout(answer, reply.delayMs);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  receiver.waitFor = async (count, filter = () => true, timeoutMs = 15_000) => {
+    await waitFor(() => received.filter(filter).length >= count, timeoutMs, `${count} deliveries at ${receiver.url}`);
+    return received.filter(filter);
+  };
+  receiver.close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return receiver;
+}
+
+/**
+ * Checks a delivery with the standardwebhooks package (an implementation we did not write):
+ * returns the parsed event, or throws if the signature does not verify.
+ */
+export function verified(secret: string, r: Received): { id: string; type: string; created_at: string; data: { object: Record<string, unknown>; previous: Record<string, unknown> } } {
+  const headers = { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
+  return new Webhook(secret).verify(r.body, headers) as ReturnType<typeof verified>;
+}
