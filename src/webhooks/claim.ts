@@ -46,3 +46,9 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     deleted: sub_deleted_at !== null,
   }));
 }
+
+/** When the next pending delivery comes due (ms since the epoch), if any is pending. */
+export async function nextDue(db: Knex): Promise<number | undefined> {
+  const row = (await db('webhook_deliveries').where('status', 'pending').min({ at: 'next_attempt_at' }).first()) as { at: number | string | null } | undefined;
+  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+}

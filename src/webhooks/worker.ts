@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
-import { claimDue, type Job } from './claim.js';
+import { claimDue, nextDue, type Job } from './claim.js';
 import { fanOut } from './fanout.js';
 import { failUnsendable, recordOutcomes, type Finished } from './record.js';
 import { createSender } from './send.js';
@@ -50,6 +50,8 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       .catch((err: unknown) => log.error({ err, worker: id, deliveries: batch.length }, 'cannot record attempts; their leases will expire and they will be sent again'))
       .finally(() => {
         recording = undefined;
+        // Retries were just scheduled: the loop may need to wake sooner than it planned.
+        signal();
         if (finished.length > 0) void record();
       });
     return recording;
@@ -83,6 +85,13 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     });
   }
 
+  /** Until the next retry comes due, at most one poll interval (shorter without cross-process signals). */
+  async function idleFor(): Promise<number> {
+    const poll = notifier.crossProcess() ? 1000 : 100;
+    const due = await nextDue(db).catch(() => undefined);
+    return due === undefined ? poll : Math.min(poll, Math.max(due - clock.now(), 5));
+  }
+
   async function loop(): Promise<void> {
     while (running) {
       signalled = false;
@@ -108,7 +117,7 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       // Busy: go again at once, unless every slot is taken (then a finishing attempt wakes us).
       // Idle: sleep until the outbox signal, or poll; slower when signals cross processes.
       if (inFlight.size >= config.webhookConcurrency) await sleep(1000);
-      else if (!busy) await sleep(notifier.crossProcess() ? 1000 : 100);
+      else if (!busy) await sleep(await idleFor());
     }
   }
 
