@@ -70,3 +70,44 @@ export function startServer(env: Record<string, string> = {}): Promise<ServerPro
     });
   });
 }
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** `npm run worker`'s entry point as a real process; resolves once its loop runs. */
+export function startWorkerProcess(env: Record<string, string> = {}): Promise<WorkerProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, 'src/worker.ts')], {
+      cwd: ROOT_DIR,
+      env: { PATH: process.env.PATH ?? '', ...backend().env, LOG_LEVEL: 'info', ...env },
+    });
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(code ?? (signal ? -1 : null))));
+    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 20_000);
+    const started = () => {
+      clearTimeout(timer);
+      resolve({
+        child,
+        output: () => out,
+        exited,
+        async stop(signal = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exited;
+        },
+      });
+    };
+    child.stdout.on('data', (d: Buffer) => {
+      out += d;
+      if (out.includes('"msg":"delivery worker started"')) started();
+    });
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited with ${code} before starting:\n${out}`));
+    });
+  });
+}

@@ -66,9 +66,20 @@ describe('a bad setting stops start-up, naming it', () => {
     [{ REDIS_URL: 'http://localhost' }, /REDIS_URL: unsupported scheme/],
     [{ WORKER: 'sometimes' }, /WORKER: must be one of inline, off/],
     [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, /WEBHOOK_ALLOW_PRIVATE: must be true or false/],
+    [{ WEBHOOK_RETRY_DELAYS: '5,soon' }, /WEBHOOK_RETRY_DELAYS: must be a comma-separated list of seconds/],
   ] as const) {
     it(`refuses ${JSON.stringify(env)}`, async () => {
       const res = await run('src/server.ts', [], env);
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.match(message);
+    });
+  }
+  for (const [env, message] of [
+    [{ WEBHOOK_LEASE_SECONDS: '5' }, /WEBHOOK_LEASE_SECONDS: must be at least twice WEBHOOK_TIMEOUT_SECONDS \(20\)/],
+    [{ WEBHOOK_DNS_SERVERS: 'dns.google' }, /WEBHOOK_DNS_SERVERS: must be a comma-separated list of IP addresses/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(env)} in the worker too`, async () => {
+      const res = await run('src/worker.ts', [], env);
       expect(res.code).to.equal(1);
       expect(res.stderr).to.match(message);
     });
