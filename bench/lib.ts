@@ -43,20 +43,20 @@ export interface Server {
   child: ChildProcess;
 }
 
-/** Starts a server script and resolves once it logs the port it listens on. */
-export function start(script: string, extra: Record<string, string> = {}): Promise<Server> {
+/** Starts a server script and resolves once it logs the port it listens on (or the `ready` message). */
+export function start(script: string, extra: Record<string, string> = {}, ready?: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], { cwd: ROOT_DIR, env: { ...env, LOG_LEVEL: 'info', ...extra } });
     let out = '';
     const collect = (d: Buffer) => {
       out += d;
       const port = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening","port":(\d+)/.exec(out);
-      if (!port) return;
+      if (ready ? !out.includes(`"msg":"${ready}"`) : !port) return;
       // From here on the access log is drained, not kept: the server logs as it would in
       // production (LOG_LEVEL=info, one line per request), and this process does no work for it.
       child.stdout.off('data', collect);
       child.stdout.resume();
-      resolve({ url: `http://127.0.0.1:${port[1] ?? port[2]}`, child });
+      resolve({ url: port ? `http://127.0.0.1:${port[1] ?? port[2]}` : '', child });
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', (d: Buffer) => (out += d));
@@ -72,13 +72,15 @@ export interface Run {
 }
 
 /** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
-export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST'; body?: string } = {}): Promise<Run> {
+export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST'; body?: string; amount?: number; overallRate?: number } = {}): Promise<Run> {
   let i = 0;
-  const { connections = 50, method = 'GET', body } = options;
+  const { connections = 50, method = 'GET', body, amount, overallRate } = options;
   const result = await autocannon({
     url,
     connections,
     duration: seconds,
+    ...(amount !== undefined ? { amount } : {}),
+    ...(overallRate !== undefined ? { overallRate } : {}),
     requests: [
       {
         method,

@@ -36,7 +36,15 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
       charset: 'utf8mb4',
       connectTimeout: 5000,
     },
-    pool: { min: 0, max: 10 },
+    pool: {
+      min: 0,
+      max: 10,
+      // READ COMMITTED: locking reads lock the rows they return and no gaps, so claiming queued
+      // work (FOR UPDATE SKIP LOCKED) never blocks writers inserting new rows behind it.
+      afterCreate(conn: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) {
+        conn.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', (err) => done(err, conn));
+      },
+    },
     acquireConnectionTimeout: 5000,
   };
 }
