@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import type { Knex } from 'knex';
+import { transaction } from '../db/dialect.js';
 import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { createSchemaAjv } from '../kernel/ajv.js';
@@ -99,7 +100,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
   refuseInvalid(validateKey, input);
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
-  return db.transaction(async (trx) => {
+  return transaction(db, async (trx) => {
     // Locks the workspace row (MySQL) so two concurrent creations cannot both pass the cap.
     const workspace = (await trx('workspaces').first('id', 'plan').where('id', input.workspace).forUpdate()) as { id: string; plan: string } | undefined;
     if (!workspace) throw new RefusedError(`unknown workspace "${input.workspace}"`);

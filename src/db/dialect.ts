@@ -17,13 +17,20 @@ function isDeadlock(error: unknown): boolean {
 }
 
 /**
- * Runs `work` in a transaction, again (up to 3 times in all) if InnoDB picks it as a deadlock
- * victim. `work` must touch nothing but the database, since it may run more than once.
+ * Runs `work` in a write transaction, again (up to 3 times in all) if InnoDB picks it as a
+ * deadlock victim. `work` must touch nothing but the database, since it may run more than once.
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const sqlite = db.client.config.client !== 'mysql2';
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(work);
+      return await db.transaction(async (trx) => {
+        // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
+        // A transaction that reads, then writes after another process committed, fails with
+        // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
+        if (sqlite) await trx.raw('UPDATE workspaces SET id = id WHERE 0');
+        return work(trx);
+      });
     } catch (error) {
       if (attempt >= 3 || !isDeadlock(error)) throw error;
     }

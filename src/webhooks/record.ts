@@ -21,8 +21,12 @@ export interface Finished {
 export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<void> {
   if (finished.length === 0) return;
   await transaction(db, async (trx) => {
+    // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
+    const existing = new Set((await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).pluck('id')) as string[]);
+    const kept = finished.filter((f) => existing.has(f.job.delivery.id));
+    if (kept.length === 0) return;
     await trx('webhook_attempts').insert(
-      finished.map(({ job, outcome }) => ({
+      kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,
         attempt: Number(job.delivery.attempts) + 1,
         started_at: outcome.startedAt,
@@ -32,7 +36,7 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
         error: outcome.error,
       })),
     );
-    for (const { job, outcome } of finished) await recordOne(trx, job, outcome, delays, now);
+    for (const { job, outcome } of kept) await recordOne(trx, job, outcome, delays, now);
   });
 }
 

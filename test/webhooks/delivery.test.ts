@@ -255,6 +255,19 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     expect(missing.status).to.equal(404);
   });
 
+  it('records the rest of a batch when a subscription is deleted while its attempt is in flight', async () => {
+    const doomed = await subscribe(['client.created']);
+    const kept = await subscribe(['client.created']);
+    receiver.respond = (r) => (r.path === doomed.path || r.path === kept.path ? { delayMs: 600 } : {});
+    await write('POST', '/v1/clients', { name: 'Mid-flight' });
+    await receiver.waitFor(1, (r) => r.path === doomed.path);
+    await receiver.waitFor(1, (r) => r.path === kept.path);
+    expect((await app.request(`/v1/webhooks/${doomed.id}`, { token, method: 'DELETE' })).status).to.equal(204);
+    const [d] = await settled(kept.id, 1);
+    expect(d).to.deep.include({ status: 'succeeded', attempts: 1 });
+    expect(receiver.received.filter((r) => r.path === kept.path)).to.have.length(1);
+  });
+
   it('pages the delivery log newest first and filters it by status', async () => {
     const sub = await subscribe(['client.created']);
     for (let i = 0; i < 5; i++) await write('POST', '/v1/clients', { name: `Log ${i}` });
