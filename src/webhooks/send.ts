@@ -88,7 +88,8 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
       // An address in the URL itself needs no lookup, so it is checked here instead.
       const host = url.hostname.replace(/^\[|\]$/g, '');
       if (net.isIP(host)) await checkDestination(url, resolve, allowPrivate);
-      const timestamp = Math.floor(clock.now() / 1000);
+      // Receivers compare it with their own clock: wall time, whatever clock schedules attempts.
+      const timestamp = Math.floor(Date.now() / 1000);
       const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
       const res = await request(url, {
         method: 'POST',

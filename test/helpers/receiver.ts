@@ -23,6 +23,13 @@ export interface Reply {
 export interface Receiver {
   url: string;
   received: Received[];
+  /**
+   * The secrets each path's deliveries are signed with. Every request is verified on arrival
+   * with the standardwebhooks package against its path's secrets; one that verifies with none
+   * (or comes to a path with none) lands in `rejected`.
+   */
+  secrets: Map<string, string[]>;
+  rejected: Array<{ path: string; id: string; reason: string }>;
   /** Decides each answer; by default 200 at once. `n` counts this receiver's requests from 0. */
   respond: (request: Received, n: number) => Reply;
   /** Resolves once `count` requests matched `filter`. */
@@ -33,7 +40,7 @@ export interface Receiver {
 /** A real HTTP server on loopback that records what webhook deliveries it gets. */
 export async function startReceiver(respond: Receiver['respond'] = () => ({})): Promise<Receiver> {
   const received: Received[] = [];
-  const receiver = { received, respond } as Receiver;
+  const receiver = { received, respond, secrets: new Map<string, string[]>(), rejected: [] } as unknown as Receiver;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -41,6 +48,16 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({})): 
       const r: Received = { at: Date.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), id: String(req.headers['webhook-id'] ?? '') };
       const n = received.length;
       received.push(r);
+      const secrets = receiver.secrets.get(r.path) ?? [];
+      const reasons = secrets.map((secret) => {
+        try {
+          verified(secret, r);
+          return undefined;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      });
+      if (!reasons.includes(undefined)) receiver.rejected.push({ path: r.path, id: r.id, reason: reasons.join('; ') || 'no secret registered for this path' });
       const reply = receiver.respond(r, n);
       const answer = () => {
         if (res.destroyed) return;

@@ -21,7 +21,9 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const path = `/hook${++paths}`;
     const res = await app.request('/v1/webhooks', { token: options.as ?? token, method: 'POST', json: { url: options.url ?? receiver.url + path, events } });
     expect(res.status, await res.clone().text()).to.equal(201);
-    return { ...((await res.json()) as Sub), path };
+    const sub = (await res.json()) as Sub;
+    receiver.secrets.set(path, [sub.secret]);
+    return { ...sub, path };
   }
 
   async function write(method: string, path: string, json?: unknown): Promise<Record<string, unknown> & { id: string }> {
@@ -59,6 +61,10 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
   });
   beforeEach(() => {
     receiver.respond = () => ({});
+  });
+  afterEach(() => {
+    // Every delivery that arrived verified with standardwebhooks against its subscription's secret.
+    expect(receiver.rejected).to.deep.equal([]);
   });
 
   it('delivers every event signed as Standard Webhooks; the standardwebhooks package verifies each', async () => {
@@ -212,6 +218,7 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const sub = await subscribe(['client.created']);
     const rotated = (await (await app.request(`/v1/webhooks/${sub.id}/rotate-secret`, { token, method: 'POST' })).json()) as Sub;
     expect(rotated.secret).to.match(/^whsec_/).and.not.equal(sub.secret);
+    receiver.secrets.set(sub.path, [rotated.secret]);
     await write('POST', '/v1/clients', { name: 'Rotation' });
     const [r] = await receiver.waitFor(1, (x) => x.path === sub.path);
     expect(String(r!.headers['webhook-signature']).split(' ')).to.have.length(2);
@@ -298,6 +305,7 @@ describe('five days of failures', () => {
     try {
       const { token } = await app.workspaceWithKey();
       const sub = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/five`, events: ['*'] } })).json()) as Sub;
+      receiver.secrets.set('/five', [sub.secret]);
       const attempt = async (n: number) => {
         clock.advance(3600 * 1000 * 1.25);
         app.deps.notifier.notify();
@@ -317,6 +325,7 @@ describe('five days of failures', () => {
       await attempt(3);
       await waitFor(async () => !((await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json()) as Sub).enabled, 5000, 'disabled');
       expect(await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json()).to.deep.include({ enabled: false, disabled_reason: 'failing' });
+      expect(receiver.rejected).to.deep.equal([]);
     } finally {
       await worker.stop();
       await app.close();

@@ -55,6 +55,7 @@ describe('the SSRF guard at delivery time', () => {
     expect(d.last_error).to.match(/^refused: flip\.example\.com resolves to 127\.0\.0\.1/);
     expect(dns.queries.filter((q) => q.endsWith('flip.example.com')).length).to.be.greaterThan(2);
     expect(receiver.received).to.deep.equal([]);
+    expect(receiver.rejected).to.deep.equal([]);
   });
 
   for (const host of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]']) {
