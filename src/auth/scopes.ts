@@ -1,5 +1,8 @@
 import type { Registry } from '../kernel/registry.js';
 
+/** The kernel's own scope, beside the plugins' read and write scopes. */
+export const WEBHOOKS_SCOPE = 'webhooks:manage';
+
 export interface ScopeInfo {
   name: string;
   resource: string;
@@ -15,6 +18,6 @@ export function scopeCatalog(registry: Registry): ScopeInfo[] {
     scopes.push({ name: def.scopes.read, resource, access: 'read', description: `List and read ${resource}.` });
     scopes.push({ name: def.scopes.write, resource, access: 'write', description: `Create, update and delete ${resource}.` });
   }
-  scopes.push({ name: 'webhooks:manage', resource: 'webhooks', access: 'manage', description: 'Manage webhook subscriptions and their deliveries.' });
+  scopes.push({ name: WEBHOOKS_SCOPE, resource: 'webhooks', access: 'manage', description: 'Manage webhook subscriptions and their deliveries.' });
   return scopes;
 }

@@ -2,6 +2,11 @@ import type { Knex } from 'knex';
 
 /** The few places where MySQL and SQLite report the same thing differently. */
 
+/** MySQL/MariaDB, as opposed to the embedded SQLite. */
+export function isMysql(db: Knex): boolean {
+  return db.client.config.client === 'mysql2';
+}
+
 const DUPLICATE_CODES = new Set(['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE']);
 
 /** An insert hit a primary or unique key that another row already holds. */
@@ -21,7 +26,7 @@ function isDeadlock(error: unknown): boolean {
  * deadlock victim. `work` must touch nothing but the database, since it may run more than once.
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const sqlite = db.client.config.client !== 'mysql2';
+  const sqlite = !isMysql(db);
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction(async (trx) => {
@@ -54,7 +59,7 @@ export interface ClaimSpec {
  * subquery, whose write lock serialises the rest of the transaction, then read back by `set`.
  */
 export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
-  if (trx.client.config.client === 'mysql2') {
+  if (isMysql(trx)) {
     const rows = (await spec.candidates(trx(spec.table).select(spec.key)).limit(spec.limit).forUpdate().skipLocked()) as Record<string, unknown>[];
     const keys = rows.map((r) => String(r[spec.key]));
     if (keys.length > 0) await trx(spec.table).whereIn(spec.key, keys).update(spec.set);

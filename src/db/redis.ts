@@ -1,7 +1,8 @@
 import { createClient } from 'redis';
 import type { Logger } from 'pino';
 
-function connectClient(url: string) {
+/** A client with our connection settings; it connects when told to. */
+export function redisClient(url: string) {
   return createClient({
     url,
     disableOfflineQueue: true,
@@ -9,7 +10,7 @@ function connectClient(url: string) {
   });
 }
 
-export type RedisClient = ReturnType<typeof connectClient>;
+export type RedisClient = ReturnType<typeof redisClient>;
 
 export interface Redis {
   readonly client: RedisClient;
@@ -24,7 +25,7 @@ export interface Redis {
  * latency. The client reconnects by itself in the background.
  */
 export function createRedis(url: string, log: Logger): Redis {
-  const client = connectClient(url);
+  const client = redisClient(url);
   let lastErrorLog = 0;
   client.on('error', (err: Error) => {
     // A reconnect loop reports the same error many times a second: one line per 10 s is enough.

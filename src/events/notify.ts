@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { createClient } from 'redis';
+import { redisClient, type RedisClient } from '../db/redis.js';
 
 /**
  * "New events were committed": lets a delivery worker wake at once instead of waiting for its
@@ -21,11 +21,11 @@ export function createNotifier(redisUrl: string | undefined, prefix: string, pub
   const local = new EventEmitter();
   local.setMaxListeners(0);
   const channel = `${prefix}outbox`;
-  let subscriber: ReturnType<typeof createClient> | undefined;
+  let subscriber: RedisClient | undefined;
 
   const ensureSubscriber = () => {
     if (subscriber || !redisUrl) return;
-    subscriber = createClient({ url: redisUrl, socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(100 * 2 ** n, 2000) } });
+    subscriber = redisClient(redisUrl);
     subscriber.on('error', (err: Error) => log.debug({ err: err.message }, 'notifier subscriber error'));
     subscriber
       .connect()

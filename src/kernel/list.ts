@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { authOf, type Ctx } from '../http/context.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor } from './cursor.js';
 import type { Row } from './define.js';
+import { afterKeyset, toPage } from './keyset.js';
 import type { CompiledResource } from './registry.js';
 import { toObject } from './rows.js';
 
@@ -27,9 +28,7 @@ export async function listPage(db: Knex, resource: CompiledResource, workspaceId
   }
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   if (query.cursor !== undefined) {
-    const after = decodeCursor(query.cursor, name, query.sort);
-    const cmp = order === 'desc' ? '<' : '>';
-    q.where((w) => w.where(column, cmp, after.value).orWhere((w2) => w2.where(column, after.value).andWhere('id', cmp, after.id)));
+    afterKeyset(q, column, order, decodeCursor(query.cursor, name, query.sort));
   }
   const keyset = [{ column, order }, { column: 'id', order }];
   q.orderBy(keyset).limit(query.limit + 1);
@@ -46,14 +45,7 @@ export async function listPage(db: Knex, resource: CompiledResource, workspaceId
       .join(q.select('id').as('page'), 'page.id', 'r.id')
       .orderBy(keyset.map((k) => ({ ...k, column: `r.${k.column}` })))) as Row[];
   }
-  const hasMore = rows.length > query.limit;
-  if (hasMore) rows.length = query.limit;
-  const last = rows[rows.length - 1];
-  return {
-    data: rows.map((row) => toObject(resource, row)),
-    has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ resource: name, sort: query.sort, value: Number(last[column]), id: String(last.id) }) : null,
-  };
+  return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, (row) => toObject(resource, row));
 }
 
 export function listHandler(db: Knex, resource: CompiledResource) {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ValidateFunction } from 'ajv';
+import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { createBodySchema, EMPTY_QUERY_SCHEMA, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
@@ -71,7 +72,7 @@ export async function loadRegistry(dir: string): Promise<Registry> {
   const queryAjv = createQueryAjv();
   const seen = { name: new Map<string, string>(), path: new Map<string, string>(), table: new Map<string, string>(), prefix: new Map<string, string>(), scope: new Map<string, string>() };
   for (const p of KERNEL_PATHS) seen.path.set(p, 'the kernel');
-  seen.scope.set('webhooks:manage', 'the kernel');
+  seen.scope.set(WEBHOOKS_SCOPE, 'the kernel');
 
   const resources: CompiledResource[] = [];
   const reserved: Reserved[] = [];

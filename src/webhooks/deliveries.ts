@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { afterKeyset } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { toSubscription, type SubscriptionRow } from './subscriptions.js';
 
@@ -78,8 +79,7 @@ export async function createTestDelivery(db: Knex, subscription: SubscriptionRow
 export async function listDeliveries(db: Knex, subscriptionId: string, limit: number, options: { after?: { value: number; id: string }; status?: string }): Promise<DeliveryRow[]> {
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
   if (options.status) q.where({ status: options.status });
-  const after = options.after;
-  if (after) q.where((w) => w.where('created_at', '<', after.value).orWhere((w2) => w2.where('created_at', after.value).andWhere('id', '<', after.id)));
+  if (options.after) afterKeyset(q, 'created_at', 'desc', options.after);
   return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as DeliveryRow[];
 }
 

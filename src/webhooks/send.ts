@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import type { Clock } from '../deps.js';
 import { retryAfterMs } from './schedule.js';
 import { signatureHeader } from './signing.js';
-import { checkDestination, DestinationError, type Resolve } from './ssrf.js';
+import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /** What one attempt came to. */
 export interface Outcome {
@@ -38,7 +38,7 @@ type LookupCallback = (err: Error | null, address: string | Array<{ address: str
  */
 function guardedLookup(resolve: Resolve, allowPrivate: boolean) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
-    checkDestination(new URL(`https://${net.isIPv6(hostname) ? `[${hostname}]` : hostname}/`), resolve, allowPrivate).then(
+    checkHost(hostname, resolve, allowPrivate).then(
       (addresses) => {
         if (options.all) callback(null, addresses.map((address) => ({ address, family: net.isIP(address) })));
         else callback(null, addresses[0] as string, net.isIP(addresses[0] as string));
@@ -86,8 +86,8 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
     try {
       const url = new URL(message.url);
       // An address in the URL itself needs no lookup, so it is checked here instead.
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (net.isIP(host)) await checkDestination(url, resolve, allowPrivate);
+      const host = bareHost(url);
+      if (net.isIP(host)) await checkHost(host, resolve, allowPrivate);
       // Receivers compare it with their own clock: wall time, whatever clock schedules attempts.
       const timestamp = Math.floor(Date.now() / 1000);
       const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);

@@ -40,17 +40,17 @@ export function createResolve(servers: readonly string[]): Resolve {
   };
 }
 
-/** A URL host as written (`[::1]` for IPv6) to the bare address or name. */
-function bareHost(url: URL): string {
+/** A URL's host without the brackets of an IPv6 literal (`[::1]` -> `::1`). */
+export function bareHost(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
 /**
- * Resolves a URL's host and checks every address; returns the addresses, in the resolver's
- * order, or throws a DestinationError saying why. With `allowPrivate`, only resolution counts.
+ * Resolves a host (a name, or an address that needs no resolving) and checks every address;
+ * returns the addresses, in the resolver's order, or throws a DestinationError saying why.
+ * With `allowPrivate`, only resolution counts.
  */
-export async function checkDestination(url: URL, resolve: Resolve, allowPrivate: boolean): Promise<string[]> {
-  const host = bareHost(url);
+export async function checkHost(host: string, resolve: Resolve, allowPrivate: boolean): Promise<string[]> {
   let addresses: string[];
   if (net.isIP(host)) {
     addresses = [host];

@@ -3,6 +3,7 @@ import { findPlan } from '../auth/keys.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { afterKeyset } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { newSecret } from './signing.js';
 
@@ -106,7 +107,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
 
 export async function listSubscriptions(db: Knex, workspaceId: string, limit: number, after?: { value: number; id: string }): Promise<SubscriptionRow[]> {
   const q = live(db, workspaceId);
-  if (after) q.where((w) => w.where('created_at', '<', after.value).orWhere((w2) => w2.where('created_at', after.value).andWhere('id', '<', after.id)));
+  if (after) afterKeyset(q, 'created_at', 'desc', after);
   return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as SubscriptionRow[];
 }
 

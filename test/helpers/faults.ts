@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isMysql } from '../../src/db/dialect.js';
 
 /**
  * Makes every insert into `events` for one workspace fail, with a real trigger in the real
@@ -8,7 +9,7 @@ import type { Knex } from 'knex';
 export async function failEventInserts(db: Knex, workspaceId: string): Promise<() => Promise<void>> {
   if (!/^[a-z0-9_]+$/.test(workspaceId)) throw new Error(`unexpected workspace id ${workspaceId}`);
   const name = `fail_events_${workspaceId}`;
-  if (db.client.config.client === 'mysql2') {
+  if (isMysql(db)) {
     await db.raw(
       `CREATE TRIGGER ${name} BEFORE INSERT ON events FOR EACH ROW BEGIN IF NEW.workspace_id = '${workspaceId}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'forced failure'; END IF; END`,
     );

@@ -1,15 +1,17 @@
 import type Router from '@koa/router';
 import { findPlan } from '../../auth/keys.js';
+import { WEBHOOKS_SCOPE } from '../../auth/scopes.js';
 import type { Deps } from '../../deps.js';
 import { ApiError, type ErrorItem } from '../../errors.js';
 import { eventCatalog } from '../../events/catalog.js';
 import { patternErrors } from '../../events/patterns.js';
 import { createQueryAjv, createSchemaAjv } from '../../kernel/ajv.js';
-import { decodeCursor, encodeCursor } from '../../kernel/cursor.js';
+import { decodeCursor } from '../../kernel/cursor.js';
+import { toPage } from '../../kernel/keyset.js';
 import type { Registry } from '../../kernel/registry.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../../kernel/schemas.js';
 import { createTestDelivery, listDeliveries, retryDelivery, toDelivery } from '../../webhooks/deliveries.js';
-import { checkDestination, DestinationError, schemeError, type Resolve } from '../../webhooks/ssrf.js';
+import { bareHost, checkHost, DestinationError, schemeError, type Resolve } from '../../webhooks/ssrf.js';
 import {
   createSubscription,
   deleteSubscription,
@@ -25,8 +27,6 @@ import { jsonBody } from '../middleware/body.js';
 import { validateQuery } from '../middleware/query.js';
 import { requireScope } from '../middleware/scope.js';
 
-export const WEBHOOKS_SCOPE = 'webhooks:manage';
-
 const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries are POSTed: https, public address.' };
 const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Event names, "*", or "<resource>.*".' };
 const description = { type: ['string', 'null'], maxLength: 500 };
@@ -38,17 +38,8 @@ export const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, p
 
 type WebhookDeps = Pick<Deps, 'db' | 'clock' | 'notifier' | 'config'>;
 
-/** Pages newest first by (created_at, id), as every list does. */
-function pageOf<T extends { id: string; created_at: number | string }, U>(rows: T[], limit: number, name: string, map: (row: T) => U) {
-  const hasMore = rows.length > limit;
-  if (hasMore) rows.length = limit;
-  const last = rows[rows.length - 1];
-  return {
-    data: rows.map(map),
-    has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ resource: name, sort: '-created_at', value: Number(last.created_at), id: last.id }) : null,
-  };
-}
+/** Both lists here page newest first by (created_at, id). */
+const newestFirst = (resource: string) => ({ resource, sort: '-created_at', column: 'created_at' });
 
 /** The subscription API (API.md section 8), every route behind webhooks:manage. */
 export function mountWebhooks(router: Router<AppState, AppContext>, registry: Registry, deps: WebhookDeps, resolve: Resolve): void {
@@ -78,7 +69,7 @@ export function mountWebhooks(router: Router<AppState, AppContext>, registry: Re
     if (body.events !== undefined) errors.push(...patternErrors(body.events, catalog));
     if (errors.length === 0 && target) {
       try {
-        await checkDestination(target, resolve, config.webhookAllowPrivate);
+        await checkHost(bareHost(target), resolve, config.webhookAllowPrivate);
       } catch (err) {
         if (!(err instanceof DestinationError)) throw err;
         errors.push({ pointer: '/url', message: err.message });
@@ -109,7 +100,7 @@ export function mountWebhooks(router: Router<AppState, AppContext>, registry: Re
     const query = ctx.state.query as { limit: number; cursor?: string };
     const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'webhook', '-created_at') : undefined;
     const rows = await listSubscriptions(db, workspaceOf(ctx), query.limit, after);
-    ctx.body = pageOf(rows, query.limit, 'webhook', toSubscription);
+    ctx.body = toPage(rows, query.limit, newestFirst('webhook'), toSubscription);
   });
 
   router.get('/v1/webhooks/:id', scope, noQuery, async (ctx: Ctx) => {
@@ -118,7 +109,6 @@ export function mountWebhooks(router: Router<AppState, AppContext>, registry: Re
 
   router.patch('/v1/webhooks/:id', scope, noQuery, updateBody, async (ctx: Ctx) => {
     const body = ctx.state.body as SubscriptionChanges;
-    await findSubscription(db, workspaceOf(ctx), idOf(ctx));
     await checkInput(body);
     ctx.body = toSubscription(await updateSubscription(db, workspaceOf(ctx), idOf(ctx), body, clock.now()));
   });
@@ -147,7 +137,7 @@ export function mountWebhooks(router: Router<AppState, AppContext>, registry: Re
     const query = ctx.state.query as { limit: number; cursor?: string; status?: string };
     const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'delivery', '-created_at') : undefined;
     const rows = await listDeliveries(db, subscription.id, query.limit, { ...(after ? { after } : {}), ...(query.status ? { status: query.status } : {}) });
-    ctx.body = pageOf(rows, query.limit, 'delivery', toDelivery);
+    ctx.body = toPage(rows, query.limit, newestFirst('delivery'), toDelivery);
   });
 
   router.post('/v1/webhooks/:id/deliveries/:delivery_id/retry', scope, noQuery, async (ctx: Ctx) => {

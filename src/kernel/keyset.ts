@@ -1,0 +1,23 @@
+import type { Knex } from 'knex';
+import { encodeCursor } from './cursor.js';
+
+/** Rows strictly after (value, id) in the walk's order: the keyset condition of every list. */
+export function afterKeyset(q: Knex.QueryBuilder, column: string, order: 'asc' | 'desc', after: { value: number; id: string }): Knex.QueryBuilder {
+  const cmp = order === 'desc' ? '<' : '>';
+  return q.where((w) => w.where(column, cmp, after.value).orWhere((w2) => w2.where(column, after.value).andWhere('id', cmp, after.id)));
+}
+
+/**
+ * A page from `limit + 1` rows: the extra row only tells that there is more, and the last row
+ * kept gives the cursor of the next page.
+ */
+export function toPage<T extends object, U>(rows: T[], limit: number, at: { resource: string; sort: string; column: string }, map: (row: T) => U) {
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  const last = rows[rows.length - 1] as Record<string, unknown> | undefined;
+  return {
+    data: rows.map(map),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: Number(last[at.column]), id: String(last.id) }) : null,
+  };
+}
