@@ -13,8 +13,10 @@ import { fallback } from './middleware/fallback.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { mountMeta } from './routes/meta.js';
+import { mountOpenApi, OPENAPI_PATH } from './routes/openapi.js';
 import { mountWebhooks } from './routes/webhooks.js';
 import { createResolve } from '../webhooks/ssrf.js';
+import { buildOpenApi, serviceVersion } from '../openapi/document.js';
 
 /**
  * With SQLite, other processes (a second server, the admin command) share the file and nothing
@@ -27,6 +29,8 @@ function keyCacheTtl(deps: Deps): number {
 
 export interface App {
   koa: Koa<AppState, AppContext>;
+  /** Every route, for tests that hold the OpenAPI document to them. */
+  router: Router<AppState, AppContext>;
   close(): void;
 }
 
@@ -39,13 +43,14 @@ export function createApp(deps: Deps, registry: Registry): App {
   mountMeta(router, registry);
   mountResources(router, registry, deps);
   mountWebhooks(router, registry, deps, createResolve(deps.config.webhookDnsServers));
+  mountOpenApi(router, registry, buildOpenApi(registry, serviceVersion()));
 
   // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const chain = [
     requestId(),
     accessLog(deps.log),
     errorRenderer(deps.log),
-    authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit }),
+    authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths: new Set([OPENAPI_PATH]) }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clockInjected ? deps.clock : undefined }),
     fallback(),
     router.routes(),
@@ -54,5 +59,5 @@ export function createApp(deps: Deps, registry: Registry): App {
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
   koa.silent = true;
-  return { koa, close: () => limiter.close() };
+  return { koa, router, close: () => limiter.close() };
 }

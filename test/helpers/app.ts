@@ -9,6 +9,7 @@ import { createDeps, type Clock, type Deps } from '../../src/deps.js';
 import { createApp } from '../../src/http/app.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { backend } from './backend.js';
+import { checkedFetcher } from './contract.js';
 
 export interface RequestOptions {
   token?: string;
@@ -24,7 +25,8 @@ export interface TestApp {
   registry: Registry;
   /**
    * fetch() against the app, with a bearer token when given. `json` is sent as a JSON body
-   * (with its Content-Type); `body` is sent as it is.
+   * (with its Content-Type); `body` is sent as it is. Every answer is held to the served
+   * OpenAPI document (helpers/contract.ts): one that does not match it fails the test.
    */
   request(path: string, options?: RequestOptions): Promise<Response>;
   /** A workspace on `plan` and a key on it; `scopes` defaults to every scope of the catalog the plan allows. */
@@ -45,6 +47,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const catalog = scopeCatalog(registry).map((s) => s.name);
+  const checked = await checkedFetcher(url);
 
   return {
     url,
@@ -52,7 +55,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     registry,
     request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
       const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
-      return fetch(url + path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });
+      return checked(path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });
     },
     async workspaceWithKey({ plan = 'pro', scopes, rateLimit = 6000 } = {}) {
       const ws = await createWorkspace(deps.db, { name: `test ${plan}`, plan });

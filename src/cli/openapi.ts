@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../config.js';
+import { loadRegistry, PluginLoadError } from '../kernel/registry.js';
+import { buildOpenApi, serviceVersion } from '../openapi/document.js';
+
+/**
+ * Writes the OpenAPI document that the server serves at /v1/openapi.json, built from the same
+ * plugins (PLUGINS_DIR), to --out FILE or stdout. No database is touched.
+ */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--out');
+  const out = at >= 0 ? args[at + 1] : undefined;
+  if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
+  const config = loadConfig(process.env);
+  const registry = await loadRegistry(config.pluginsDir);
+  const text = `${JSON.stringify(buildOpenApi(registry, serviceVersion()), null, 2)}\n`;
+  if (out) {
+    fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+    fs.writeFileSync(out, text);
+    console.error(`wrote ${out}`);
+  } else {
+    process.stdout.write(text);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError || err instanceof PluginLoadError ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT_DIR } from '../config.js';
+import type { JsonSchema } from '../kernel/define.js';
+import type { Registry } from '../kernel/registry.js';
+import { eventSchemas, webhooks } from './events.js';
+import { META_SCHEMAS, metaPaths } from './meta.js';
+import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
+import { reservedPaths, resourcePaths, resourceSchemas } from './resources.js';
+import { WEBHOOK_SCHEMAS, webhookPaths } from './webhooks.js';
+
+const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, proposals and invoices, with webhooks.
+
+**Authentication.** Every endpoint but this document takes \`Authorization: Bearer <key>\`. A key carries scopes (\`read:deals\`, \`write:deals\`, ..., \`webhooks:manage\`); each operation names the scope it needs under \`security\`.
+
+**Order of checks.** Authentication (401), then the key's rate limit (429), then the route (404/405), then the scope (403), then the input (400/415/422), then the operation.
+
+**Rate limits.** Each key has its own requests-per-minute limit over a sliding 60-second window, across all server processes. Every authenticated answer has \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\`; past the limit, 429 with \`Retry-After: 60\`.
+
+**Pagination.** Lists take \`limit\` (1-200, default 50) and \`cursor\` and answer \`{ data, has_more, next_cursor }\`; \`next_cursor\` is null on the last page. Cursors are opaque and tied to their resource and sort.
+
+**Errors.** Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`; input errors list \`errors\` with a JSON \`pointer\` or a \`parameter\`.
+
+**Webhooks.** Subscribe with \`POST /webhooks\`; each event type is described under \`webhooks\` with its payload. Deliveries follow Standard Webhooks, so its libraries verify them.
+
+**Reserved.** Every method on \`/projects\` and below answers 501 \`not_implemented\`.`;
+
+/** The service's version, as package.json has it: the document's info.version. */
+export function serviceVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function tags(registry: Registry): JsonSchema[] {
+  return [
+    ...registry.resources.map(({ def }) => ({ name: def.path.slice(1), description: def.description })),
+    ...registry.reserved.map((r) => ({ name: r.path.slice(1), description: r.description })),
+    { name: 'webhooks', description: 'Webhook subscriptions and their deliveries (scope webhooks:manage).' },
+    { name: 'meta', description: 'The service, the calling key, and the catalogs of scopes and events.' },
+    { name: 'events', description: 'What a subscription receives: one webhook per event type.' },
+  ];
+}
+
+/**
+ * The OpenAPI 3.1 document of this server, built from the registry at boot: the same schemas
+ * the routes validate with, so it cannot drift from them.
+ */
+export function buildOpenApi(registry: Registry, version: string): JsonSchema {
+  const paths: Record<string, JsonSchema> = {};
+  const problems = new ProblemResponses();
+  const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry) };
+  for (const resource of registry.resources) {
+    Object.assign(paths, resourcePaths(resource, problems));
+    Object.assign(schemas, resourceSchemas(resource));
+  }
+  for (const reserved of registry.reserved) Object.assign(paths, reservedPaths(reserved, problems));
+  Object.assign(paths, webhookPaths(problems), metaPaths(problems));
+
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Workspace API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/v1', description: 'This server.' }],
+    security: [{ bearerAuth: [] }],
+    tags: tags(registry),
+    paths,
+    webhooks: webhooks(registry),
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' },
+      },
+      schemas,
+      responses: problems.all(),
+      headers: HEADERS,
+      parameters: {
+        RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'Your own id for this request (1-128 of A-Z a-z 0-9 . _ : @ -), echoed back and logged; otherwise the service makes one.', schema: { type: 'string' } },
+      },
+    },
+  };
+}

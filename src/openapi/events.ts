@@ -1,0 +1,97 @@
+import { eventCatalog } from '../events/catalog.js';
+import type { JsonSchema } from '../kernel/define.js';
+import type { Registry } from '../kernel/registry.js';
+import { ref } from './operation.js';
+import { pascal } from './resources.js';
+
+const SIGNATURE = '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$';
+
+/** The headers of every delivery (Standard Webhooks), as parameters of each webhook operation. */
+export const DELIVERY_HEADERS: JsonSchema[] = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every retry, so a receiver can drop duplicates.', schema: { type: 'string', pattern: '^evt_[0-9a-z]+$' } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt. Refuse deliveries far from your clock (Standard Webhooks libraries allow 5 minutes).', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      '`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the secret after `whsec_`. During a rotation, one signature per secret, space-separated: accept the delivery if any matches.',
+    schema: { type: 'string', pattern: SIGNATURE },
+  },
+  { name: 'X-Service-Signature', in: 'header', required: true, description: 'The same value as webhook-signature.', schema: { type: 'string', pattern: SIGNATURE } },
+];
+
+const RECEIVER_ANSWERS: JsonSchema = {
+  '2XX': { description: 'Delivered. Any 2xx within 10 s counts; redirects are not followed.' },
+  '410': { description: 'Gone: the subscription is disabled, with `disabled_reason: gone`.' },
+  '429': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
+  '503': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
+  default: { description: 'Any other answer, a timeout or no connection: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±20%), then the delivery fails.' },
+};
+
+/** The event envelope around one object schema. */
+function envelope(type: string, object: JsonSchema, previous: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', pattern: '^evt_[0-9a-z]+$' },
+      type: { type: 'string', const: type },
+      created_at: { type: 'string', format: 'date-time' },
+      data: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['object', 'previous'],
+        properties: { object, previous },
+      },
+    },
+  };
+}
+
+/** Per resource: `<Name>Changes`, the old values of the fields a write changed. */
+export function eventSchemas(registry: Registry): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {};
+  for (const { def } of registry.resources) {
+    schemas[`${pascal(def.name)}Changes`] = {
+      type: 'object',
+      description: `The old values of the fields the write changed ({} on create and delete).`,
+      additionalProperties: false,
+      properties: def.fields,
+    };
+  }
+  return schemas;
+}
+
+function delivery(type: string, summary: string, description: string, payload: JsonSchema): JsonSchema {
+  return {
+    post: {
+      operationId: `on${type.split('.').map(pascal).join('')}`,
+      summary,
+      description,
+      tags: ['events'],
+      security: [],
+      parameters: DELIVERY_HEADERS,
+      requestBody: { required: true, content: { 'application/json': { schema: payload } } },
+      responses: RECEIVER_ANSWERS,
+    },
+  };
+}
+
+/** Every event of the catalog (and the test event) as an OpenAPI 3.1 webhook: payload and signature headers. */
+export function webhooks(registry: Registry): Record<string, JsonSchema> {
+  const result: Record<string, JsonSchema> = {};
+  for (const event of eventCatalog(registry)) {
+    const [name = ''] = event.name.split('.');
+    const resource = pascal(name);
+    const object = event.name.endsWith('.deleted') ? `The ${name} as it was before the delete.` : `The ${name} after the change.`;
+    result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values.`, envelope(event.name, ref(resource), ref(`${resource}Changes`)));
+  }
+  result['webhook.test'] = delivery(
+    'webhook.test',
+    'A test event',
+    'Sent by POST /v1/webhooks/{id}/test to that subscription only; `data.object` is the subscription.',
+    envelope('webhook.test', ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }),
+  );
+  return result;
+}

@@ -1,0 +1,132 @@
+import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import type { JsonSchema } from '../kernel/define.js';
+
+/**
+ * The headers answers carry, described once under components.headers; `required` says the
+ * header is on every answer that lists it.
+ */
+export const HEADERS: Record<string, JsonSchema> = {
+  'X-Request-Id': { required: true, description: "The request's id: the client's own X-Request-Id if it was sane, else a new UUID. Quote it when reporting a problem.", schema: { type: 'string' } },
+  'X-RateLimit-Limit': { required: true, description: "The key's requests-per-minute limit.", schema: { type: 'integer', minimum: 1 } },
+  'X-RateLimit-Remaining': { required: true, description: 'Requests the key may still make in the current 60-second window.', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { required: true, description: 'Seconds until the next slot of the window frees.', schema: { type: 'integer', minimum: 0 } },
+  'Retry-After': { required: true, description: 'Seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'WWW-Authenticate': { required: true, description: 'The Bearer challenge (RFC 6750): realm="workspace", and error="invalid_token" for a bad token.', schema: { type: 'string' } },
+  'WWW-Authenticate-Scope': { description: 'On insufficient_scope: Bearer error="insufficient_scope", scope="<the scope needed>".', schema: { type: 'string' } },
+  Location: { required: true, description: 'Where the new object lives.', schema: { type: 'string' } },
+  'Idempotent-Replayed': { description: '"true" when this is the first answer to the same Idempotency-Key, replayed.', schema: { type: 'string', enum: ['true'] } },
+};
+
+export const header = (name: string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers on every answer to an authenticated request (API.md section 2). */
+export function authenticatedHeaders(): Record<string, JsonSchema> {
+  return { 'X-Request-Id': header('X-Request-Id'), 'X-RateLimit-Limit': header('X-RateLimit-Limit'), 'X-RateLimit-Remaining': header('X-RateLimit-Remaining'), 'X-RateLimit-Reset': header('X-RateLimit-Reset') };
+}
+
+export function publicHeaders(): Record<string, JsonSchema> {
+  return { 'X-Request-Id': header('X-Request-Id') };
+}
+
+/** RFC 9457 problem details, with our stable `code`. */
+export const PROBLEM_SCHEMA: JsonSchema = {
+  type: 'object',
+  description: 'An error (RFC 9457 problem details). Branch on `code`; `detail` is for people.',
+  required: ['type', 'title', 'status', 'code', 'detail', 'request_id'],
+  properties: {
+    type: { type: 'string', const: 'about:blank' },
+    title: { type: 'string' },
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    code: { type: 'string', enum: Object.keys(ERROR_CODES) },
+    detail: { type: 'string' },
+    request_id: { type: 'string' },
+    errors: {
+      type: 'array',
+      description: 'For input errors: what is wrong, where. `pointer` is a JSON Pointer into the body; `parameter` names a query parameter or header.',
+      items: {
+        type: 'object',
+        required: ['message'],
+        properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
+
+/** What each error code means to a client, in the words of API.md section 4. */
+const WHEN: Record<ErrorCode, string> = {
+  invalid_parameter: 'a query parameter (or the Idempotency-Key header) is unknown or invalid',
+  invalid_cursor: 'the cursor is malformed, or was made for another resource or sort',
+  invalid_json: 'the body is not valid JSON',
+  missing_token: 'no Authorization header',
+  invalid_token: 'the token is malformed, unknown or revoked',
+  insufficient_scope: "the key lacks this operation's scope",
+  plan_forbids_webhooks: "the workspace's plan has no webhooks",
+  webhook_limit_reached: "the plan's subscriptions for this calendar month (UTC) are used up",
+  not_found: 'no such object in this workspace',
+  method_not_allowed: 'the path does not take this method',
+  invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
+  idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',
+  payload_too_large: 'the body is over 1 MiB',
+  unsupported_media_type: 'the body is not application/json',
+  validation_failed: 'the body does not match the schema; `errors` has one entry per field',
+  rate_limited: "the key's per-minute limit is reached, or too many failed authentications came from this address",
+  internal_error: 'a fault on our side; quote the request id',
+  not_implemented: 'the path is reserved and not built yet',
+  unavailable: 'the database cannot be reached; retry after Retry-After',
+};
+
+/** Error headers beyond X-Request-Id, by status: required ones must be on every such answer. */
+function errorHeaders(status: number, authenticated: boolean): Record<string, JsonSchema> {
+  // These can also come before the key is known (a failed authentication, a database down during
+  // the key lookup), so they carry the rate-limit headers only sometimes.
+  const beforeTheKey = [401, 429, 500, 503].includes(status);
+  const base = authenticated && !beforeTheKey ? authenticatedHeaders() : publicHeaders();
+  if (status === 401) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
+  if (status === 403) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
+  if (status === 429 || status === 503) return { ...base, 'Retry-After': header('Retry-After') };
+  return base;
+}
+
+/** The problem schema narrowed to the codes one answer can carry. */
+function problemWith(codes: readonly ErrorCode[]): JsonSchema {
+  return { allOf: [{ $ref: '#/components/schemas/Problem' }, { type: 'object', properties: { code: { type: 'string', enum: [...codes] } } }] };
+}
+
+const pascalCode = (code: string) => code.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+
+/**
+ * The error answers of the document, each described once under components.responses and
+ * named after its codes (`InvalidParameterOrInvalidCursor`); operations refer to them.
+ */
+export class ProblemResponses {
+  private readonly components = new Map<string, JsonSchema>();
+
+  /** An operation's error answers, grouped by status: each lists its codes (as an enum and in words) and its headers. */
+  for(codes: readonly ErrorCode[], authenticated: boolean): Record<string, JsonSchema> {
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of codes) {
+      const status = ERROR_CODES[code].status;
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    }
+    const responses: Record<string, JsonSchema> = {};
+    for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
+      const name = `${authenticated ? '' : 'Public'}${group.map(pascalCode).join('Or')}`;
+      if (!this.components.has(name)) {
+        this.components.set(name, {
+          description: group.map((code) => `\`${code}\`: ${WHEN[code]}.`).join(' '),
+          headers: errorHeaders(status, authenticated),
+          content: { 'application/problem+json': { schema: problemWith(group) } },
+        });
+      }
+      responses[String(status)] = { $ref: `#/components/responses/${name}` };
+    }
+    return responses;
+  }
+
+  all(): Record<string, JsonSchema> {
+    return Object.fromEntries([...this.components].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+}
+
+/** Errors any authenticated operation can answer, whatever it does. */
+export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'rate_limited', 'internal_error', 'unavailable'];
