@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { waitFor } from './helpers/app.js';
+import { checkedFetcher } from './helpers/contract.js';
 import { startServer } from './helpers/processes.js';
 
 describe('npm start on an empty database', () => {
@@ -22,12 +23,14 @@ describe('npm start on an empty database', () => {
       token = /wsk_[A-Za-z0-9_-]{43}/.exec(first.output())?.[0];
       expect(token, first.output()).to.be.a('string');
       const auth = { authorization: `Bearer ${token}` };
-      const health = (await (await fetch(`${first.url}/v1/health`, { headers: auth })).json()) as { workspace: { plan: string }; key: { scopes: string[] } };
+      // The sample rows too are held to the served document.
+      const api = await checkedFetcher(first.url);
+      const health = (await (await api('/v1/health', { headers: auth })).json()) as { workspace: { plan: string }; key: { scopes: string[] } };
       expect(health.workspace.plan).to.equal('pro');
       expect(health.key.scopes).to.have.length(11);
       let rows = 0;
       for (const resource of ['deals', 'leads', 'clients', 'proposals', 'invoices']) {
-        const page = (await (await fetch(`${first.url}/v1/${resource}?limit=200`, { headers: auth })).json()) as { data: unknown[] };
+        const page = (await (await api(`/v1/${resource}?limit=200`, { headers: auth })).json()) as { data: unknown[] };
         expect(page.data.length, resource).to.be.greaterThan(0);
         rows += page.data.length;
       }

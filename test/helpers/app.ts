@@ -6,7 +6,7 @@ import { effectiveScopes } from '../../src/auth/plans.js';
 import { scopeCatalog } from '../../src/auth/scopes.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Clock, type Deps } from '../../src/deps.js';
-import { createApp } from '../../src/http/app.js';
+import { createApp, type App } from '../../src/http/app.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { backend } from './backend.js';
 import { checkedFetcher } from './contract.js';
@@ -23,6 +23,8 @@ export interface TestApp {
   url: string;
   deps: Deps;
   registry: Registry;
+  /** Every route the app mounted. */
+  router: App['router'];
   /**
    * fetch() against the app, with a bearer token when given. `json` is sent as a JSON body
    * (with its Content-Type); `body` is sent as it is. Every answer is held to the served
@@ -53,6 +55,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     url,
     deps,
     registry,
+    router: app.router,
     request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
       const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
       return checked(path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { waitFor } from './app.js';
+import type { Contract } from './contract.js';
 
 /** One request a receiver got. */
 export interface Received {
@@ -30,6 +31,8 @@ export interface Receiver {
    */
   secrets: Map<string, string[]>;
   rejected: Array<{ path: string; id: string; reason: string }>;
+  /** When set, every request is also held to the document's `webhooks` entry for its event type; a mismatch lands in `rejected`. */
+  contract?: Contract;
   /** Decides each answer; by default 200 at once. `n` counts this receiver's requests from 0. */
   respond: (request: Received, n: number) => Reply;
   /** Resolves once `count` requests matched `filter`. */
@@ -58,6 +61,11 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({})): 
         }
       });
       if (!reasons.includes(undefined)) receiver.rejected.push({ path: r.path, id: r.id, reason: reasons.join('; ') || 'no secret registered for this path' });
+      try {
+        receiver.contract?.checkDelivery(r.headers, r.body);
+      } catch (err) {
+        receiver.rejected.push({ path: r.path, id: r.id, reason: (err as Error).message });
+      }
       const reply = receiver.respond(r, n);
       const answer = () => {
         if (res.destroyed) return;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { startServer, startWorkerProcess, type WorkerProcess } from '../helpers/processes.js';
+import { checkedFetcher, contractOf } from '../helpers/contract.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 
 const WORKER_ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_LEASE_SECONDS: '3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_CONCURRENCY: '20', WEBHOOK_RETRY_DELAYS: '0.5,0.5,0.5' };
@@ -32,6 +33,7 @@ describe('delivery worker processes', function () {
   before(async () => {
     receiver = await startReceiver(() => ({ delayMs: 40 }));
     app = await startApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    receiver.contract = await contractOf(app.url);
     ({ token } = await app.workspaceWithKey({ plan: 'enterprise' }));
   });
   afterEach(async () => {
@@ -83,7 +85,8 @@ describe('delivery worker processes', function () {
   it('npm start delivers too, with WORKER=inline, and stops its worker on SIGTERM', async () => {
     const server = await startServer({ WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true' });
     try {
-      const call = (path: string, json: unknown) => fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      const api = await checkedFetcher(server.url);
+      const call = (path: string, json: unknown) => api(path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
       const sub = (await (await call('/v1/webhooks', { url: `${receiver.url}/inline`, events: ['deal.created'] })).json()) as { secret: string };
       receiver.secrets.set('/inline', [sub.secret]);
       const deal = (await (await call('/v1/deals', { title: 'Inline' })).json()) as { id: string };

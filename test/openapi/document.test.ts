@@ -1,0 +1,181 @@
+import { expect } from 'chai';
+import { scopeCatalog } from '../../src/auth/scopes.js';
+import { eventCatalog } from '../../src/events/catalog.js';
+import { pascal } from '../../src/openapi/resources.js';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { Contract } from '../helpers/contract.js';
+import { run } from '../helpers/processes.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
+
+/** Follows a `$ref` inside the document, if the node is one. */
+function deref(doc: Json, node: Json): Json {
+  if (typeof node.$ref !== 'string') return node;
+  return node.$ref
+    .replace(/^#\//, '')
+    .split('/')
+    .map((p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((n: Json, key: string) => n[key], doc);
+}
+
+describe('the OpenAPI document', () => {
+  let app: TestApp;
+  let doc: Json;
+  before(async () => {
+    app = await startApp();
+    doc = (await (await fetch(`${app.url}/v1/openapi.json`)).json()) as Json;
+  });
+  after(() => app.close());
+
+  const operations = () =>
+    Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op: op as Json })));
+
+  it('is served as OpenAPI 3.1 at /v1/openapi.json without a token, whatever Authorization says, and counts as no failed authentication', async () => {
+    const res = await fetch(`${app.url}/v1/openapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(res.headers.get('x-request-id')).to.be.a('string');
+    expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
+    const body = (await res.json()) as Json;
+    expect(body.openapi).to.equal('3.1.0');
+    expect(body.info).to.include({ title: 'Workspace API', version: '0.1.0' });
+    // More than the 30 failed authentications an address may make a minute: none of these is one.
+    const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${app.url}/v1/openapi.json`, { headers: { authorization: 'Bearer wsk_not_a_key' } })));
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(40).fill(200));
+    // Only this path is public: its neighbours still want a token.
+    expect((await fetch(`${app.url}/v1/openapi.yaml`)).status).to.equal(401);
+    expect((await fetch(`${app.url}/v1/events`)).status).to.equal(401);
+    const wrong = await fetch(`${app.url}/v1/openapi.json?pretty=1`);
+    expect(wrong.status).to.equal(400);
+    expect(((await wrong.json()) as Json).code).to.equal('invalid_parameter');
+  });
+
+  it('documents every route the server mounts, and no other', () => {
+    const mounted = new Set<string>();
+    for (const layer of app.router.stack) {
+      const path = String(layer.path);
+      if (path.includes('{/*rest}')) continue; // a reserved path (checked below)
+      for (const method of layer.methods) {
+        if (method !== 'HEAD') mounted.add(`${method} ${path.replace(/:(\w+)/g, '{$1}')}`);
+      }
+    }
+    const documented = new Set(operations().map(({ path, method }) => `${method.toUpperCase()} /v1${path}`).filter((r) => !r.includes('/projects')));
+    expect([...documented].sort()).to.deep.equal([...mounted].sort());
+    expect(mounted.size).to.equal(5 * 5 + 9 + 4);
+    for (const method of ['get', 'post']) {
+      expect(Object.keys(doc.paths['/projects'][method].responses)).to.include('501');
+    }
+  });
+
+  it("names each operation's scope as its security requirement, and every scope of the catalog appears", () => {
+    for (const { def } of app.registry.resources) {
+      expect(doc.paths[def.path].get.security).to.deep.equal([{ bearerAuth: [def.scopes.read] }]);
+      expect(doc.paths[def.path].post.security).to.deep.equal([{ bearerAuth: [def.scopes.write] }]);
+      expect(doc.paths[`${def.path}/{id}`].get.security).to.deep.equal([{ bearerAuth: [def.scopes.read] }]);
+      expect(doc.paths[`${def.path}/{id}`].patch.security).to.deep.equal([{ bearerAuth: [def.scopes.write] }]);
+      expect(doc.paths[`${def.path}/{id}`].delete.security).to.deep.equal([{ bearerAuth: [def.scopes.write] }]);
+    }
+    for (const { path, op } of operations().filter(({ path }) => path.startsWith('/webhooks'))) {
+      expect(op.security, path).to.deep.equal([{ bearerAuth: ['webhooks:manage'] }]);
+    }
+    expect(doc.paths['/health'].get.security).to.deep.equal([{ bearerAuth: [] }]);
+    expect(doc.paths['/openapi.json'].get.security).to.deep.equal([]);
+    const used = new Set(operations().flatMap(({ op }) => (op.security as Json[]).flatMap((s) => (s.bearerAuth ?? []) as string[])));
+    expect([...used].sort()).to.deep.equal(scopeCatalog(app.registry).map((s) => s.name).sort());
+    expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' });
+  });
+
+  it("carries the plugins' own JSON Schemas, unchanged, for objects, bodies and list parameters", () => {
+    for (const resource of app.registry.resources) {
+      const name = pascal(resource.def.name);
+      for (const [field, schema] of Object.entries(resource.def.fields)) {
+        expect(doc.components.schemas[name].properties[field], `${name}.${field}`).to.deep.equal(schema);
+      }
+      expect(doc.components.schemas[`${name}Create`]).to.deep.equal(resource.createBodySchema);
+      expect(doc.components.schemas[`${name}Update`]).to.deep.equal(resource.updateBodySchema);
+      const parameters = (doc.paths[resource.def.path].get.parameters as Json[]).filter((p) => p.in === 'query');
+      expect(Object.fromEntries(parameters.map((p) => [p.name, p.schema]))).to.deep.equal(resource.listQuerySchema.properties);
+      expect(doc.paths[resource.def.path].post.requestBody.content['application/json'].schema).to.deep.equal({ $ref: `#/components/schemas/${name}Create` });
+    }
+  });
+
+  it('describes each error answer as problem+json with its codes and headers', () => {
+    const codesOf = (op: Json, status: string): string[] => {
+      const response = deref(doc, op.responses[status]);
+      expect(Object.keys(response.content)).to.deep.equal(['application/problem+json']);
+      return response.content['application/problem+json'].schema.allOf[1].properties.code.enum;
+    };
+    const createDeal = doc.paths['/deals'].post;
+    expect(Object.keys(createDeal.responses).sort()).to.deep.equal(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503']);
+    expect(codesOf(createDeal, '400').sort()).to.deep.equal(['invalid_json', 'invalid_parameter']);
+    expect(codesOf(createDeal, '409')).to.deep.equal(['idempotency_conflict']);
+    expect(codesOf(createDeal, '401')).to.deep.equal(['missing_token', 'invalid_token']);
+    // Deal stages move freely; invoices have a state machine.
+    expect(doc.paths['/deals/{id}'].patch.responses).not.to.have.property('409');
+    expect(codesOf(doc.paths['/invoices/{id}'].patch, '409')).to.deep.equal(['invalid_transition']);
+    expect(codesOf(doc.paths['/webhooks'].post, '403')).to.deep.equal(['insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached']);
+    expect(codesOf(doc.paths['/deals'].get, '400')).to.deep.equal(['invalid_parameter', 'invalid_cursor']);
+    expect(deref(doc, doc.paths['/deals'].get.responses['429']).headers).to.have.property('Retry-After');
+    expect(deref(doc, doc.paths['/deals'].get.responses['401']).headers).to.have.property('WWW-Authenticate');
+    expect(doc.paths['/deals'].get.responses['200'].headers).to.have.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
+    expect(doc.paths['/deals'].post.responses['201'].headers).to.include.keys('Location', 'Idempotent-Replayed');
+    expect((doc.paths['/deals'].post.parameters as Json[]).map((p) => deref(doc, p).name)).to.include('Idempotency-Key');
+  });
+
+  it('lists every event of the catalog under webhooks, with its payload schema and the signature headers', () => {
+    const names = eventCatalog(app.registry).map((e) => e.name);
+    expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...names, 'webhook.test'].sort());
+    for (const name of names) {
+      const post = doc.webhooks[name].post;
+      expect((post.parameters as Json[]).map((p) => p.name)).to.deep.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Service-Signature']);
+      const payload = post.requestBody.content['application/json'].schema;
+      expect(payload.properties.type).to.deep.equal({ type: 'string', const: name });
+      const resource = pascal(name.split('.')[0] ?? '');
+      expect(payload.properties.data.properties.object).to.deep.equal({ $ref: `#/components/schemas/${resource}` });
+      expect(payload.properties.data.properties.previous).to.deep.equal({ $ref: `#/components/schemas/${resource}Changes` });
+    }
+  });
+
+  it('holds answers to it: the test helper refuses a body, a status or a header the document does not describe', () => {
+    const contract = new Contract(doc);
+    const deal = { id: 'deal_1', title: 'T', amount: null, currency: null, stage: 'lead', client_id: null, expected_close_date: null, created_at: '2026-11-21T00:00:00.000Z', updated_at: '2026-11-21T00:00:00.000Z' };
+    const headers = { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'r', 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '59', 'x-ratelimit-reset': '60' };
+    const answer = (status: number, body: unknown, h: Record<string, string> = headers) => [new Response(null, { status, headers: h }), JSON.stringify(body)] as const;
+    expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, deal))).not.to.throw();
+    expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, { ...deal, stage: 'closed' }))).to.throw(/stage/);
+    expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, { ...deal, extra: 1 }))).to.throw(/additional/);
+    expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(409, deal))).to.throw(/status not documented/);
+    const without: Record<string, string> = { ...headers };
+    delete without['x-ratelimit-reset'];
+    expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, deal, without))).to.throw(/X-RateLimit-Reset/);
+    expect(() => contract.check('GET', '/v1/nowhere', ...answer(200, deal))).to.throw(/no documented operation/);
+  });
+
+  it('is what `npm run openapi` prints', async () => {
+    const printed = await run('src/cli/openapi.ts', []);
+    expect(printed.code, printed.stderr).to.equal(0);
+    expect(JSON.parse(printed.stdout)).to.deep.equal(doc);
+  });
+
+  it('types a client: examples/list-deals.ts (openapi-fetch) lists the deals of a workspace, page by page', async () => {
+    const { token } = await app.workspaceWithKey();
+    const titles = Array.from({ length: 230 }, (_, i) => `Example ${String(i).padStart(3, '0')}`);
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: titles[0], stage: 'won', amount: 12345, currency: 'EUR' } });
+    for (let i = 1; i < titles.length; i += 50) {
+      await Promise.all(titles.slice(i, i + 50).map((title, j) => app.request('/v1/deals', { token, method: 'POST', json: { title, stage: (i + j) % 2 === 0 ? 'won' : 'lost' } })));
+    }
+    const env = { WSAPI_URL: app.url, WSAPI_TOKEN: token };
+    const all = await run('examples/list-deals.ts', [], env);
+    expect(all.code, all.stderr).to.equal(0);
+    const lines = all.stdout.trim().split('\n');
+    expect(lines).to.have.length(230); // two pages of at most 200
+    expect(lines[0]).to.match(/^deal_[0-9a-z]+\twon\tExample 000 123\.45 EUR$/);
+    const won = await run('examples/list-deals.ts', ['won'], env);
+    expect(won.stdout.trim().split('\n')).to.have.length(115);
+    const refused = await run('examples/list-deals.ts', [], { ...env, WSAPI_TOKEN: 'wsk_not_a_key' });
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/^401 invalid_token: /);
+  });
+});
