@@ -24,7 +24,8 @@ function sampleValue(schema: JsonSchema, i: number, random: () => number): unkno
   if (Array.isArray(schema.enum)) return pick(schema.enum.filter((v) => v !== null), random);
   const examples = Array.isArray(schema.examples) ? (schema.examples as unknown[]) : [];
   const types = ([] as unknown[]).concat(schema.type);
-  if (types.includes('integer')) {
+  if (types.includes('boolean')) return random() < 0.5;
+  if (types.includes('integer') || types.includes('number')) {
     const min = typeof schema.minimum === 'number' ? schema.minimum : 0;
     const max = Math.min(typeof schema.maximum === 'number' ? schema.maximum : 1_000_000, min + 5_000_000);
     return min + Math.floor(random() * (max - min + 1));

@@ -21,6 +21,8 @@ export interface CompiledResource {
   readonly columns: readonly string[];
   /** date-time fields, stored as epoch milliseconds. */
   readonly momentFields: readonly string[];
+  /** boolean fields, which MySQL and SQLite both store as 0 or 1. */
+  readonly booleanFields: readonly string[];
 }
 
 export interface Registry {
@@ -117,6 +119,7 @@ export async function loadRegistry(dir: string): Promise<Registry> {
         validateUpdate,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
         momentFields: Object.freeze(fields.filter((f) => plugin.fields[f]?.format === 'date-time')),
+        booleanFields: Object.freeze(fields.filter((f) => [plugin.fields[f]?.type].flat().includes('boolean'))),
       }),
     );
   }

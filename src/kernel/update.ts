@@ -26,7 +26,8 @@ export function updateHandler(deps: WriteDeps, registry: Registry, resource: Com
       const before = toObject(resource, row);
       checkTransition(resource, before, body);
       const changes: Row = {};
-      for (const [field, value] of Object.entries(body)) if (row[field] !== value) changes[field] = value;
+      // Compared as clients see the values (a stored boolean is 0 or 1).
+      for (const [field, value] of Object.entries(body)) if (before[field] !== value) changes[field] = value;
       if (Object.keys(changes).length === 0) return before;
 
       await checkReferences(trx, registry, resource, workspaceId, changes);
