@@ -60,6 +60,31 @@ export async function setUpBackend(): Promise<void> {
   await db.destroy();
 }
 
+/**
+ * A database of its own beside this run's (same server, same Redis, another key prefix), for a
+ * test that migrates what the others must not see. Nothing is migrated yet. `env` holds only
+ * the storage settings: pass it over this run's.
+ */
+export async function isolatedDatabase(name: string): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const { env } = backend();
+  if (backend().kind === 'mysql') {
+    const url = new URL(env.DATABASE_URL ?? '');
+    const database = `${url.pathname.slice(1)}_${name}`;
+    const admin = knex({ client: 'mysql2', connection: { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } });
+    await admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
+    url.pathname = `/${database}`;
+    return {
+      env: { DATABASE_URL: url.href, REDIS_URL: env.REDIS_URL ?? '', REDIS_PREFIX: `${env.REDIS_PREFIX ?? ''}${name}:` },
+      async drop() {
+        await admin.raw('DROP DATABASE IF EXISTS ??', [database]);
+        await admin.destroy();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `wsapi-${name}-`));
+  return { env: { DATABASE_URL: `sqlite:${path.join(dir, 'test.db')}` }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
 export async function tearDownBackend(): Promise<void> {
   await cleanup?.();
 }

@@ -1,0 +1,153 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
+import { isolatedDatabase } from '../helpers/backend.js';
+import { checkedFetcher, contractOf } from '../helpers/contract.js';
+import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
+import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+
+const FIXTURES = path.join(ROOT_DIR, 'test/fixtures/drop-in');
+
+/**
+ * A folder at the depth of plugins/ and migrations/, so the copied files' imports read
+ * '../src/...' exactly as the shipped ones do. (Under the repository, so their imports resolve.)
+ */
+function folderBesidePlugins(label: string): string {
+  return fs.mkdtempSync(path.join(ROOT_DIR, `.drop-in-${label}-`));
+}
+
+/** Copies a fixture as its author would have written it in plugins/ or migrations/. */
+function copyFixture(file: string, dir: string): void {
+  const text = fs.readFileSync(path.join(FIXTURES, file), 'utf8').replaceAll("'../../../src/", "'../src/");
+  fs.writeFileSync(path.join(dir, file), text);
+}
+
+/** Every file under src/, recursively. */
+function sourceFiles(dir = path.join(ROOT_DIR, 'src')): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+describe('dropping in a resource plugin (a notes plugin and its migration, nothing under src/)', () => {
+  let plugins: string;
+  let migrations: string;
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let env: Record<string, string>;
+  let server: ServerProcess;
+  let receiver: Receiver;
+  let token: string;
+  let readOnlyToken: string;
+  let api: Awaited<ReturnType<typeof checkedFetcher>>;
+
+  before(async function () {
+    this.timeout(60_000);
+    plugins = folderBesidePlugins('plugins');
+    migrations = folderBesidePlugins('migrations');
+    for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) fs.copyFileSync(path.join(ROOT_DIR, 'plugins', file), path.join(plugins, file));
+    copyFixture('notes.ts', plugins);
+    copyFixture('20261201000000_notes.ts', migrations);
+    database = await isolatedDatabase('dropin');
+    env = { ...database.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations };
+    receiver = await startReceiver();
+    server = await startServer({ ...env, WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2' });
+    const ws = await admin(['workspace', 'create', '--name', 'Drop-in', '--plan', 'pro', '--json'], env);
+    expect(ws.code, ws.stderr).to.equal(0);
+    const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
+    const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'notes', '--scopes', 'read:notes,write:notes,read:clients,write:clients,webhooks:manage', '--json'], env);
+    expect(key.code, key.stderr).to.equal(0);
+    token = (JSON.parse(key.stdout) as { token: string }).token;
+    const reader = await admin(['key', 'create', '--workspace', workspace, '--name', 'reader', '--scopes', 'read:notes', '--json'], env);
+    readOnlyToken = (JSON.parse(reader.stdout) as { token: string }).token;
+    api = await checkedFetcher(server.url);
+    receiver.contract = await contractOf(server.url);
+  });
+  after(async () => {
+    await server?.stop();
+    await receiver?.close();
+    await database?.drop();
+    for (const dir of [plugins, migrations]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = async (route: string, options: { method?: string; json?: unknown; as?: string } = {}) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${options.as ?? token}` };
+    if (options.json !== undefined) headers['content-type'] = 'application/json';
+    const res = await api(route, { method: options.method ?? 'GET', headers, ...(options.json !== undefined ? { body: JSON.stringify(options.json) } : {}) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+  };
+
+  it('needs no change under src/: the kernel does not know the resource', () => {
+    for (const file of sourceFiles()) expect(fs.readFileSync(file, 'utf8'), path.relative(ROOT_DIR, file)).not.to.match(/\bnotes?\b|note_/i);
+  });
+
+  it('adds its scopes to /v1/scopes and its events to /v1/events', async () => {
+    const scopes = await call('/v1/scopes');
+    expect(scopes.body.data).to.deep.include.members([
+      { name: 'read:notes', resource: 'notes', access: 'read', description: 'List and read notes.', granted: true },
+      { name: 'write:notes', resource: 'notes', access: 'write', description: 'Create, update and delete notes.', granted: true },
+    ]);
+    const events = await call('/v1/events');
+    expect(events.body.data.filter((e: Json) => e.resource === 'notes').map((e: Json) => e.name)).to.deep.equal(['note.created', 'note.updated', 'note.deleted', 'note.pinned']);
+  });
+
+  it('adds its paths, schemas and events to the OpenAPI document', async () => {
+    const doc = (await call('/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths.notes ?? {})).to.deep.equal([]);
+    expect(Object.keys(doc.paths['/notes'])).to.deep.equal(['get', 'post']);
+    expect(Object.keys(doc.paths['/notes/{id}'])).to.deep.equal(['get', 'patch', 'delete']);
+    expect(doc.paths['/notes'].post.security).to.deep.equal([{ bearerAuth: ['write:notes'] }]);
+    expect(doc.components.schemas.Note.properties.pinned).to.deep.equal({ type: 'boolean', default: false, description: 'Pinned notes are shown first.' });
+    expect(doc.components.schemas.NoteCreate.required).to.deep.equal(['body']);
+    expect(doc.webhooks['note.pinned'].post.requestBody.content['application/json'].schema.properties.type.const).to.equal('note.pinned');
+  });
+
+  it('serves list, get and write routes, with its scopes, its schema and its reference checked', async () => {
+    const client = await call('/v1/clients', { method: 'POST', json: { name: 'Acme' } });
+    const created = await call('/v1/notes', { method: 'POST', json: { body: 'Call back in January.', client_id: client.body.id } });
+    expect(created.status).to.equal(201);
+    expect(created.body).to.include({ body: 'Call back in January.', client_id: client.body.id, pinned: false });
+    expect(created.body.id).to.match(/^note_[0-9a-z]+$/);
+    expect(created.headers.get('location')).to.equal(`/v1/notes/${created.body.id}`);
+
+    expect((await call(`/v1/notes/${created.body.id}`)).body).to.deep.equal(created.body);
+    const list = await call(`/v1/notes?client_id=${client.body.id}`);
+    expect(list.body.data.map((n: Json) => n.id)).to.deep.equal([created.body.id]);
+
+    const pinned = await call(`/v1/notes/${created.body.id}`, { method: 'PATCH', json: { pinned: true } });
+    expect(pinned.status).to.equal(200);
+    expect(pinned.body.pinned).to.equal(true);
+    // The same value again changes nothing.
+    expect((await call(`/v1/notes/${created.body.id}`, { method: 'PATCH', json: { pinned: true } })).body.updated_at).to.equal(pinned.body.updated_at);
+
+    const invalid = await call('/v1/notes', { method: 'POST', json: { body: '', pinned: 'yes', colour: 'red' } });
+    expect(invalid.status).to.equal(422);
+    expect(invalid.body.errors.map((e: Json) => e.pointer).sort()).to.deep.equal(['/body', '/colour', '/pinned']);
+    expect((await call('/v1/notes', { method: 'POST', json: { body: 'x', client_id: 'client_doesnotexist' } })).status).to.equal(422);
+
+    const refused = await call('/v1/notes', { method: 'POST', json: { body: 'Not mine to write.' }, as: readOnlyToken });
+    expect(refused.status).to.equal(403);
+    expect(refused.headers.get('www-authenticate')).to.include('scope="write:notes"');
+    expect((await call('/v1/notes', { as: readOnlyToken })).status).to.equal(200);
+
+    expect((await call(`/v1/notes/${created.body.id}`, { method: 'DELETE' })).status).to.equal(204);
+    expect((await call(`/v1/notes/${created.body.id}`)).status).to.equal(404);
+  });
+
+  it('delivers its events to a subscription, signed', async () => {
+    const sub = await call('/v1/webhooks', { method: 'POST', json: { url: `${receiver.url}/notes`, events: ['note.*'] } });
+    expect(sub.status).to.equal(201);
+    receiver.secrets.set('/notes', [sub.body.secret]);
+    const note = await call('/v1/notes', { method: 'POST', json: { body: 'Subscribed.' } });
+    await call(`/v1/notes/${note.body.id}`, { method: 'PATCH', json: { pinned: true } });
+    await call(`/v1/notes/${note.body.id}`, { method: 'DELETE' });
+    const received = await receiver.waitFor(4, (r) => r.path === '/notes');
+    const events = received.map((r) => verified(sub.body.secret, r));
+    expect(events.map((e) => e.type).sort()).to.deep.equal(['note.created', 'note.deleted', 'note.pinned', 'note.updated']);
+    const pinned = events.find((e) => e.type === 'note.pinned');
+    expect(pinned?.data).to.deep.include({ previous: { pinned: false } });
+    expect((pinned?.data.object as Json).pinned).to.equal(true);
+    expect(receiver.rejected).to.deep.equal([]);
+  });
+});
