@@ -41,7 +41,7 @@ describe('npm start on an empty database', () => {
     const second = await startServer(env);
     try {
       expect(second.output()).not.to.match(/wsk_/, 'no second demo key');
-      expect((await fetch(`${second.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
+      expect((await (await checkedFetcher(second.url))('/v1/health', { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
     } finally {
       await second.stop();
     }

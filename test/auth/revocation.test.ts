@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { usesRedis } from '../helpers/backend.js';
+import { checkedFetcher } from '../helpers/contract.js';
 import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
 
 describe('revoking a key', () => {
@@ -18,9 +19,10 @@ describe('revoking a key', () => {
   it('is refused on its next request by this process and by a second server process', async () => {
     const { token, keyId } = await app.workspaceWithKey();
     const auth = { authorization: `Bearer ${token}` };
+    const api = await checkedFetcher(other.url);
     // Both processes have the key in hand (and cached, where there is a cache).
     expect((await app.request('/v1/health', { token })).status).to.equal(200);
-    expect((await fetch(`${other.url}/v1/health`, { headers: auth })).status).to.equal(200);
+    expect((await api('/v1/health', { headers: auth })).status).to.equal(200);
 
     const revoked = await admin(['key', 'revoke', keyId, '--json']);
     expect(revoked.code, revoked.stderr).to.equal(0);
@@ -31,7 +33,7 @@ describe('revoking a key', () => {
       const mine = await app.request('/v1/health', { token });
       expect(mine.status).to.equal(401);
       expect(((await mine.json()) as { code: string }).code).to.equal('invalid_token');
-      expect((await fetch(`${other.url}/v1/health`, { headers: auth })).status).to.equal(401);
+      expect((await api('/v1/health', { headers: auth })).status).to.equal(401);
     } else {
       await waitFor(async () => (await app.request('/v1/health', { token })).status === 401, 1500, 'revocation within a second');
     }

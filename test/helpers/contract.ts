@@ -21,7 +21,7 @@ interface Route {
 const DOC_ID = 'openapi.json';
 
 /** `#/components/responses/A~1B` -> the value it points at. */
-function resolvePointer(doc: Json, pointer: string): unknown {
+export function resolvePointer(doc: Json, pointer: string): unknown {
   return pointer
     .replace(/^#\//, '')
     .split('/')

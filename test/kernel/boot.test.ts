@@ -4,6 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/config.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
+import { checkedFetcher } from '../helpers/contract.js';
 import { run, startServer } from '../helpers/processes.js';
 
 const DEFINE = path.join(ROOT_DIR, 'src/kernel/define.js');
@@ -89,7 +90,7 @@ describe('a bad setting stops start-up, naming it', () => {
 describe('stopping the server', () => {
   it('closes its connections and exits 0 on SIGTERM', async () => {
     const server = await startServer();
-    expect((await fetch(`${server.url}/v1/health`)).status).to.equal(401);
+    expect((await (await checkedFetcher(server.url))('/v1/health')).status).to.equal(401);
     const code = await server.stop('SIGTERM');
     expect(code).to.equal(0);
     expect(server.output()).to.contain('"msg":"draining in-flight requests"');

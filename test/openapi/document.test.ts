@@ -3,7 +3,7 @@ import { scopeCatalog } from '../../src/auth/scopes.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { pascal } from '../../src/openapi/resources.js';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { Contract } from '../helpers/contract.js';
+import { Contract, resolvePointer } from '../helpers/contract.js';
 import { run } from '../helpers/processes.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -11,21 +11,14 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
 
 /** Follows a `$ref` inside the document, if the node is one. */
-function deref(doc: Json, node: Json): Json {
-  if (typeof node.$ref !== 'string') return node;
-  return node.$ref
-    .replace(/^#\//, '')
-    .split('/')
-    .map((p: string) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((n: Json, key: string) => n[key], doc);
-}
+const deref = (doc: Json, node: Json): Json => (typeof node.$ref === 'string' ? (resolvePointer(doc, node.$ref) as Json) : node);
 
 describe('the OpenAPI document', () => {
   let app: TestApp;
   let doc: Json;
   before(async () => {
     app = await startApp();
-    doc = (await (await fetch(`${app.url}/v1/openapi.json`)).json()) as Json;
+    doc = (await (await app.request('/v1/openapi.json')).json()) as Json;
   });
   after(() => app.close());
 
@@ -33,7 +26,7 @@ describe('the OpenAPI document', () => {
     Object.entries(doc.paths as Json).flatMap(([path, item]) => Object.entries(item as Json).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ path, method, op: op as Json })));
 
   it('is served as OpenAPI 3.1 at /v1/openapi.json without a token, whatever Authorization says, and counts as no failed authentication', async () => {
-    const res = await fetch(`${app.url}/v1/openapi.json`);
+    const res = await app.request('/v1/openapi.json');
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
     expect(res.headers.get('x-request-id')).to.be.a('string');
@@ -42,12 +35,12 @@ describe('the OpenAPI document', () => {
     expect(body.openapi).to.equal('3.1.0');
     expect(body.info).to.include({ title: 'Workspace API', version: '0.1.0' });
     // More than the 30 failed authentications an address may make a minute: none of these is one.
-    const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${app.url}/v1/openapi.json`, { headers: { authorization: 'Bearer wsk_not_a_key' } })));
+    const answers = await Promise.all(Array.from({ length: 40 }, () => app.request('/v1/openapi.json', { headers: { authorization: 'Bearer wsk_not_a_key' } })));
     expect(answers.map((a) => a.status)).to.deep.equal(Array(40).fill(200));
     // Only this path is public: its neighbours still want a token.
-    expect((await fetch(`${app.url}/v1/openapi.yaml`)).status).to.equal(401);
-    expect((await fetch(`${app.url}/v1/events`)).status).to.equal(401);
-    const wrong = await fetch(`${app.url}/v1/openapi.json?pretty=1`);
+    expect((await app.request('/v1/openapi.yaml')).status).to.equal(401);
+    expect((await app.request('/v1/events')).status).to.equal(401);
+    const wrong = await app.request('/v1/openapi.json?pretty=1');
     expect(wrong.status).to.equal(400);
     expect(((await wrong.json()) as Json).code).to.equal('invalid_parameter');
   });

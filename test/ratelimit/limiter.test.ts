@@ -3,6 +3,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { createKey, createWorkspace } from '../../src/auth/keys.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { checkedFetcher } from '../helpers/contract.js';
 import { backend, usesRedis } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';
 import { startServer, type ServerProcess } from '../helpers/processes.js';
@@ -92,7 +93,8 @@ describe('two server processes sharing Redis', () => {
     const app = await startApp();
     try {
       const { token } = await app.workspaceWithKey({ rateLimit: 10 });
-      const requests = Array.from({ length: 30 }, (_, i) => fetch(`${servers[i % 2]?.url}/v1/health`, { headers: { authorization: `Bearer ${token}` } }));
+      const apis = await Promise.all(servers.map((server) => checkedFetcher(server.url)));
+      const requests = Array.from({ length: 30 }, (_, i) => apis[i % 2]!('/v1/health', { headers: { authorization: `Bearer ${token}` } }));
       const codes = (await Promise.all(requests)).map((r) => r.status);
       expect(codes.filter((c) => c === 200)).to.have.length(10);
       expect(codes.filter((c) => c === 429)).to.have.length(20);
