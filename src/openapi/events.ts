@@ -84,7 +84,7 @@ export function webhooks(registry: Registry): Record<string, JsonSchema> {
   for (const event of eventCatalog(registry)) {
     const [name = ''] = event.name.split('.');
     const resource = pascal(name);
-    const object = event.name.endsWith('.deleted') ? `The ${name} as it was before the delete.` : `The ${name} after the change.`;
+    const object = event.name.endsWith('.deleted') ? `the ${name} as it was before the delete.` : `the ${name} after the change.`;
     result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values.`, envelope(event.name, ref(resource), ref(`${resource}Changes`)));
   }
   result['webhook.test'] = delivery(

@@ -53,7 +53,7 @@ function queryParameters(query: JsonSchema | undefined): JsonSchema[] {
 export function operation(spec: OperationSpec, problems: ProblemResponses): JsonSchema {
   const isPublic = spec.scope === 'public';
   const parameters = [
-    ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema })),
+    ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema })),
     ...queryParameters(spec.query),
     ...(spec.headerParams ?? []),
     { $ref: '#/components/parameters/RequestId' },

@@ -14,6 +14,9 @@ export function pascal(name: string): string {
     .join('');
 }
 
+/** `an invoice`, `a deal`. */
+const a = (name: string) => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+
 /** The paginated list answer of any list endpoint. */
 export function pageSchema(item: JsonSchema, description: string): JsonSchema {
   return {
@@ -78,8 +81,8 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
       }),
       post: op({
         operationId: `create${name}`,
-        summary: `Create a ${def.name}`,
-        description: `Creates a ${def.name} and emits \`${def.name}.created\` in the same transaction. Unknown fields are refused.${machineText(resource)}`,
+        summary: `Create ${a(def.name)}`,
+        description: `Creates ${a(def.name)} and emits \`${def.name}.created\` in the same transaction. Unknown fields are refused.${machineText(resource)}`,
         tag,
         scope: def.scopes.write,
         headerParams: [idempotencyKey],
@@ -91,7 +94,7 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
     [`${def.path}/{id}`]: {
       get: op({
         operationId: `get${name}`,
-        summary: `Get a ${def.name}`,
+        summary: `Get ${a(def.name)}`,
         tag,
         scope: def.scopes.read,
         pathParams: id,
@@ -100,7 +103,7 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
       }),
       patch: op({
         operationId: `update${name}`,
-        summary: `Update a ${def.name}`,
+        summary: `Update ${a(def.name)}`,
         description: `Changes the fields sent (a field sent as null is cleared) and emits \`${def.name}.updated\` with the changed fields' old values in \`data.previous\`. A PATCH that changes nothing emits nothing.${machineText(resource)}`,
         tag,
         scope: def.scopes.write,
@@ -112,7 +115,7 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
       }),
       delete: op({
         operationId: `delete${name}`,
-        summary: `Delete a ${def.name}`,
+        summary: `Delete ${a(def.name)}`,
         description: `Deletes the ${def.name} and emits \`${def.name}.deleted\`.`,
         tag,
         scope: def.scopes.write,
@@ -131,6 +134,6 @@ export function reservedPaths(reserved: Reserved, problems: ProblemResponses): R
   const answer = (operationId: string, summary: string) =>
     op({ operationId, summary, description: `${reserved.description} Every method on ${reserved.path} and below answers 501.`, tag, scope: null, errors: ['not_implemented'] });
   return {
-    [reserved.path]: { get: answer(`list${pascal(reserved.path)}`, `List ${tag} (reserved)`), post: answer(`create${pascal(reserved.name)}`, `Create a ${reserved.name} (reserved)`) },
+    [reserved.path]: { get: answer(`list${pascal(reserved.path)}`, `List ${tag} (reserved)`), post: answer(`create${pascal(reserved.name)}`, `Create ${a(reserved.name)} (reserved)`) },
   };
 }
