@@ -38,23 +38,17 @@ const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 
 /** Refs name components; everything else in the document is built from the route's own schemas. */
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
 
-function queryParameters(query: JsonSchema | undefined): JsonSchema[] {
-  const properties = (query?.properties ?? {}) as Record<string, JsonSchema>;
-  return Object.entries(properties).map(([name, schema]) => ({
-    name,
-    in: 'query',
-    required: false,
-    ...(typeof schema.description === 'string' ? { description: schema.description } : {}),
-    schema,
-  }));
+/** A path or query parameter, described by its schema's description. */
+function parameter(name: string, location: 'path' | 'query', schema: JsonSchema): JsonSchema {
+  return { name, in: location, required: location === 'path', ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema };
 }
 
 /** One OpenAPI operation object: parameters, body, the success answer and every error answer. */
 export function operation(spec: OperationSpec, problems: ProblemResponses): JsonSchema {
   const isPublic = spec.scope === 'public';
   const parameters = [
-    ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema })),
-    ...queryParameters(spec.query),
+    ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => parameter(name, 'path', schema)),
+    ...Object.entries((spec.query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => parameter(name, 'query', schema)),
     ...(spec.headerParams ?? []),
     { $ref: '#/components/parameters/RequestId' },
   ];

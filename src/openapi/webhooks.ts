@@ -65,7 +65,6 @@ const NOT_FOUND = ['invalid_parameter', 'insufficient_scope', 'not_found'] as co
 export function webhookPaths(problems: ProblemResponses): Record<string, JsonSchema> {
   const op = (spec: OperationSpec) => operation(spec, problems);
   const base = { tag: 'webhooks', scope: WEBHOOKS_SCOPE };
-  const withSecret = { status: 0, description: '', schema: ref('WebhookWithSecret') };
   return {
     '/webhooks': {
       get: op({
@@ -83,7 +82,7 @@ export function webhookPaths(problems: ProblemResponses): Record<string, JsonSch
         description:
           'The URL must be https and must not resolve to a loopback, private, link-local or reserved address (checked now and at every delivery). Each pattern must match the event catalog. The plan limits subscriptions created per UTC calendar month, deleted ones included.',
         body: ref('WebhookCreate'),
-        success: { ...withSecret, status: 201, description: 'The subscription and its secret, shown only here.', headers: { Location: header('Location') } },
+        success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
         errors: ['invalid_parameter', 'insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached'],
       }),
     },
@@ -108,7 +107,7 @@ export function webhookPaths(problems: ProblemResponses): Record<string, JsonSch
         summary: 'Rotate the signing secret',
         description: 'A new secret, shown only here. The old one keeps signing beside it for 24 hours, so `webhook-signature` carries both meanwhile.',
         pathParams: id,
-        success: { ...withSecret, status: 200, description: 'The subscription and its new secret.' },
+        success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
         errors: NOT_FOUND,
       }),
     },
