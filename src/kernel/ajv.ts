@@ -1,3 +1,4 @@
+import type { Options } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 
@@ -14,9 +15,10 @@ function addFormats(ajv: Ajv2020): Ajv2020 {
 /**
  * For plugins' own schemas (JSON Schema 2020-12, as in OpenAPI 3.1) and the request bodies
  * derived from them: strict, so a typo fails at boot; no coercion, so `"5"` is not a number.
+ * `options` adjusts that for a caller with other needs.
  */
-export function createSchemaAjv(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true }));
+export function createSchemaAjv(options: Options = {}): Ajv2020 {
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true, ...options }));
 }
 
 /** For query strings: values arrive as text, so integers are coerced and defaults filled in. */

@@ -8,6 +8,9 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
+/** What a key may be: 1 to 255 visible ASCII characters (a UUID is a good choice). */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
 /** What a POST answered, kept so that a retry with the same key gets it again. */
 export interface Answer {
   status: number;
@@ -36,7 +39,7 @@ function canonical(value: unknown): string {
 export function idempotentRequest(ctx: Ctx, body: unknown): IdempotentRequest | undefined {
   const key = ctx.get(IDEMPOTENCY_HEADER);
   if (key === '') return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+  if (!IDEMPOTENCY_KEY.test(key)) {
     throw new ApiError('invalid_parameter', `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters.`, {
       errors: [{ parameter: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters (a UUID is a good choice)' }],
     });

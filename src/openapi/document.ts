@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR } from '../config.js';
+import { SANE_REQUEST_ID } from '../http/middleware/request-id.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import { eventSchemas, webhooks } from './events.js';
@@ -72,7 +73,13 @@ export function buildOpenApi(registry: Registry, version: string): JsonSchema {
       responses: problems.all(),
       headers: HEADERS,
       parameters: {
-        RequestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'Your own id for this request (1-128 of A-Z a-z 0-9 . _ : @ -), echoed back and logged; otherwise the service makes one.', schema: { type: 'string' } },
+        RequestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'Your own id for this request, echoed back and logged. One that does not match the pattern is replaced by a new UUID.',
+          schema: { type: 'string', pattern: SANE_REQUEST_ID.source },
+        },
       },
     },
   };

@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../kernel/define.js';
 import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
+import { WINDOW_MS } from '../ratelimit/window.js';
 import { operation, ref, type OperationSpec } from './operation.js';
 import type { ProblemResponses } from './problems.js';
 
@@ -19,7 +20,7 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
       status: { type: 'string', const: 'ok' },
       key: obj({ id: str, name: str, prefix: str, scopes: { type: 'array', items: str }, rate_limit: int(1) }, 'The calling key.'),
       workspace: obj({ id: str, name: str, plan: str }, "The key's workspace."),
-      rate_limit: obj({ limit: int(1), remaining: int(0), reset: int(0), window_seconds: { type: 'integer', const: 60 } }, "The key's window after this request."),
+      rate_limit: obj({ limit: int(1), remaining: int(0), reset: int(0), window_seconds: { type: 'integer', const: WINDOW_MS / 1000 } }, "The key's window after this request."),
     },
     'The service is up, and who is calling.',
   ),

@@ -1,5 +1,5 @@
 import { JSON_TYPES } from '../http/middleware/body.js';
-import { IDEMPOTENCY_HEADER } from '../kernel/idempotency.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY } from '../kernel/idempotency.js';
 import type { JsonSchema, Reserved } from '../kernel/define.js';
 import type { CompiledResource } from '../kernel/registry.js';
 import { operation, ref, type OperationSpec } from './operation.js';
@@ -64,7 +64,7 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
     in: 'header',
     required: false,
     description: 'Makes the POST safe to retry: the same key with the same body within 24 h replays the first answer (with Idempotent-Replayed: true); with another body or endpoint, 409 idempotency_conflict.',
-    schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+    schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source },
   };
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
   return {

@@ -32,14 +32,13 @@ export function resolvePointer(doc: Json, pointer: string): unknown {
 const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 export class Contract {
-  private readonly ajv = createSchemaAjv();
+  // The document's own keywords (openapi, paths, ...) are not JSON Schema: only its schemas are compiled, on demand.
+  private readonly ajv = createSchemaAjv({ strictSchema: false });
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly routes: Route[] = [];
   readonly base: string;
 
   constructor(readonly doc: Json) {
-    // The document's own keywords (openapi, paths, ...) are not JSON Schema: only its schemas are compiled, on demand.
-    this.ajv.opts.strictSchema = false;
     this.ajv.addSchema(doc, DOC_ID);
     const servers = doc.servers as Array<{ url: string }>;
     this.base = servers[0]?.url ?? '';

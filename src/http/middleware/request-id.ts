@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../context.js';
 
 /** A client's own id is kept if it is sane (short, printable, no separators that break logs). */
-const SANE = /^[A-Za-z0-9._:@-]{1,128}$/;
+export const SANE_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export function requestId() {
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
     const incoming = ctx.get('x-request-id');
-    const id = SANE.test(incoming) ? incoming : randomUUID();
+    const id = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
     ctx.set('X-Request-Id', id);
     await next();
