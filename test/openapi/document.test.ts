@@ -31,6 +31,7 @@ describe('the OpenAPI document', () => {
     expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
     expect(res.headers.get('x-request-id')).to.be.a('string');
     expect(res.headers.get('x-ratelimit-limit')).to.equal(null);
+    expect(res.headers.get('cache-control')).to.equal('public, max-age=300');
     const body = (await res.json()) as Json;
     expect(body.openapi).to.equal('3.1.0');
     expect(body.info).to.include({ title: 'Workspace API', version: '0.1.0' });
