@@ -1,27 +1,38 @@
-/** The one table of stable error codes. Clients branch on `code`; status and title follow from it. */
+import { STATUS_CODES } from 'node:http';
+
+/**
+ * The one table of stable error codes. Clients branch on `code`; the status follows from it,
+ * and the title is the status phrase, as RFC 9457 asks of a problem whose type is about:blank.
+ * What each code means is said once, in openapi/problems.ts.
+ */
 export const ERROR_CODES = {
-  invalid_parameter: { status: 400, title: 'Invalid query parameter' },
-  invalid_cursor: { status: 400, title: 'Invalid cursor' },
-  invalid_json: { status: 400, title: 'Invalid JSON' },
-  missing_token: { status: 401, title: 'Missing bearer token' },
-  invalid_token: { status: 401, title: 'Invalid bearer token' },
-  insufficient_scope: { status: 403, title: 'Insufficient scope' },
-  plan_forbids_webhooks: { status: 403, title: 'Plan forbids webhooks' },
-  webhook_limit_reached: { status: 403, title: 'Webhook limit reached' },
-  not_found: { status: 404, title: 'Not found' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
-  invalid_transition: { status: 409, title: 'Invalid state transition' },
-  idempotency_conflict: { status: 409, title: 'Idempotency key reused with another request' },
-  payload_too_large: { status: 413, title: 'Payload too large' },
-  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  validation_failed: { status: 422, title: 'Validation failed' },
-  rate_limited: { status: 429, title: 'Too many requests' },
-  internal_error: { status: 500, title: 'Internal server error' },
-  not_implemented: { status: 501, title: 'Not implemented' },
-  unavailable: { status: 503, title: 'Service unavailable' },
+  invalid_parameter: { status: 400 },
+  invalid_cursor: { status: 400 },
+  invalid_json: { status: 400 },
+  missing_token: { status: 401 },
+  invalid_token: { status: 401 },
+  insufficient_scope: { status: 403 },
+  plan_forbids_webhooks: { status: 403 },
+  webhook_limit_reached: { status: 403 },
+  not_found: { status: 404 },
+  method_not_allowed: { status: 405 },
+  invalid_transition: { status: 409 },
+  idempotency_conflict: { status: 409 },
+  payload_too_large: { status: 413 },
+  unsupported_media_type: { status: 415 },
+  validation_failed: { status: 422 },
+  rate_limited: { status: 429 },
+  internal_error: { status: 500 },
+  not_implemented: { status: 501 },
+  unavailable: { status: 503 },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The HTTP status phrase ("Unprocessable Entity"): a problem's title. */
+export function statusPhrase(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
 
 export interface ErrorItem {
   pointer?: string;
@@ -47,7 +58,7 @@ export class ApiError extends Error {
     super(detail);
     this.name = 'ApiError';
     this.status = ERROR_CODES[code].status;
-    this.title = ERROR_CODES[code].title;
+    this.title = statusPhrase(this.status);
   }
 }
 

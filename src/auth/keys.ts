@@ -5,7 +5,7 @@ import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../kernel/rows.js';
-import { markRevoked } from './revocation.js';
+import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
 import { displayPrefix, generateToken, hashToken } from './tokens.js';
@@ -163,11 +163,15 @@ export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord
 }
 
 /** Revokes a key everywhere: the database at once, and the Redis marker every server checks. */
-export async function revokeKey(db: Knex, redis: Redis | undefined, redisPrefix: string, keyId: string, now = Date.now()): Promise<{ id: string; revoked_at: string; already: boolean }> {
+/**
+ * Revokes a key: committed in the database first (that alone ends it), then announced through
+ * Redis so that every process refuses it from its next request. `propagation` says which.
+ */
+export async function revokeKey(db: Knex, redis: Redis | undefined, redisPrefix: string, keyId: string, now = Date.now()): Promise<{ id: string; revoked_at: string; already: boolean; propagation?: Propagation }> {
   const row = (await db('api_keys').first('id', 'revoked_at').where('id', keyId)) as { id: string; revoked_at: number | null } | undefined;
   if (!row) throw new RefusedError(`unknown key "${keyId}"`);
   if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
   await db('api_keys').update({ revoked_at: now }).where('id', keyId).whereNull('revoked_at');
-  await markRevoked(redis, redisPrefix, keyId);
-  return { id: row.id, revoked_at: new Date(now).toISOString(), already: false };
+  const propagation = await markRevoked(redis, redisPrefix, keyId);
+  return { id: row.id, revoked_at: new Date(now).toISOString(), already: false, propagation };
 }

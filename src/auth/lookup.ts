@@ -27,6 +27,9 @@ const MAX_ENTRIES = 10_000;
 /** last_used_at is a hint for operators: one write a minute per key is plenty. */
 const LAST_USED_EVERY_MS = 60_000;
 
+/** How long a process keeps a looked-up key (where it caches at all): the longest a revocation waits without Redis. */
+export const KEY_CACHE_MS = 1000;
+
 /**
  * Token -> key, workspace and plan, cached in process for `ttlMs` so the hot path costs no
  * query. A revocation reaches every process within that TTL (and at once with Redis: see

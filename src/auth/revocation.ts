@@ -11,7 +11,20 @@ export function revocationMarker(prefix: string, keyId: string): string {
   return `${prefix}revoked:{key:${keyId}}`;
 }
 
-export async function markRevoked(redis: Redis | undefined, prefix: string, keyId: string): Promise<void> {
-  if (!redis) return;
-  await redis.client.set(revocationMarker(prefix, keyId), '1', { EX: MARKER_TTL_SECONDS });
+/**
+ * How the other processes learn of a revocation: `marked` (the marker is in Redis: refused on
+ * the next request everywhere), `unreachable` (Redis is down: each process refuses the key
+ * when its key cache expires), `none` (no Redis: the database alone tells them).
+ */
+export type Propagation = 'marked' | 'unreachable' | 'none';
+
+export async function markRevoked(redis: Redis | undefined, prefix: string, keyId: string): Promise<Propagation> {
+  if (!redis) return 'none';
+  try {
+    if (!(await redis.whenReady(2000))) return 'unreachable';
+    await redis.client.set(revocationMarker(prefix, keyId), '1', { EX: MARKER_TTL_SECONDS });
+    return 'marked';
+  } catch {
+    return 'unreachable';
+  }
 }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
+import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { boot } from '../boot.js';
 import { migrateLatest } from '../db/migrate.js';
 
@@ -86,7 +87,15 @@ async function main(argv: string[]): Promise<number> {
       case 'key revoke': {
         if (!arg) throw new UsageError('missing KEY_ID');
         const result = await revokeKey(deps.db, deps.redis, config.redisPrefix, arg);
-        print(result, result.already ? `key ${result.id} was already revoked at ${result.revoked_at}` : `revoked key ${result.id}`);
+        const text = result.already ? `key ${result.id} was already revoked at ${result.revoked_at}` : `revoked key ${result.id}`;
+        if (result.propagation === 'unreachable') {
+          // The revocation is committed, so this is a success; say how the servers will learn of it.
+          console.error(
+            `note: Redis (REDIS_URL) could not be reached, so the revocation was not announced there. It is committed: ` +
+              `every server refuses the key once its key cache expires (within ${KEY_CACHE_MS / 1000} s), and at once where it has no cache.`,
+          );
+        }
+        print(result, text);
         break;
       }
       default:

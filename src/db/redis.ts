@@ -16,6 +16,8 @@ export interface Redis {
   readonly client: RedisClient;
   /** True while a connection is up; callers fall back instead of waiting when it is not. */
   isReady(): boolean;
+  /** Resolves true once connected, or false after `timeoutMs` (for one-shot commands such as the admin CLI). */
+  whenReady(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,19 @@ export function createRedis(url: string, log: Logger): Redis {
   return {
     client,
     isReady: () => client.isReady,
+    whenReady(timeoutMs) {
+      if (client.isReady) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (ready: boolean) => {
+          clearTimeout(timer);
+          client.off('ready', onReady);
+          resolve(ready);
+        };
+        const onReady = () => done(true);
+        const timer = setTimeout(() => done(false), timeoutMs);
+        client.on('ready', onReady);
+      });
+    },
     async close() {
       if (client.isOpen) client.destroy();
     },

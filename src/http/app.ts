@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { KeyLookup } from '../auth/lookup.js';
+import { KEY_CACHE_MS, KeyLookup } from '../auth/lookup.js';
 import type { Deps } from '../deps.js';
 import { mountResources } from '../kernel/routes.js';
 import type { Registry } from '../kernel/registry.js';
@@ -24,7 +24,7 @@ import { buildOpenApi, serviceVersion } from '../openapi/document.js';
  * process). Elsewhere the lookup is cached for a second.
  */
 function keyCacheTtl(deps: Deps): number {
-  return deps.config.database.client === 'sqlite' ? 0 : 1000;
+  return deps.config.database.client === 'sqlite' ? 0 : KEY_CACHE_MS;
 }
 
 export interface App {

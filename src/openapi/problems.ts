@@ -35,7 +35,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
   required: ['type', 'title', 'status', 'code', 'detail', 'request_id'],
   properties: {
     type: { type: 'string', const: 'about:blank' },
-    title: { type: 'string' },
+    title: { type: 'string', description: 'The HTTP status phrase (RFC 9457, for a problem of type about:blank), such as "Unprocessable Entity".' },
     status: { type: 'integer', minimum: 400, maximum: 599 },
     code: { type: 'string', enum: Object.keys(ERROR_CODES) },
     detail: { type: 'string' },

@@ -6,13 +6,18 @@ import ipaddr from 'ipaddr.js';
  * The SSRF guard: a webhook may only reach global unicast addresses. Everything else
  * (loopback, private, link-local, carrier-grade NAT, multicast, broadcast, unspecified,
  * documentation and other reserved ranges, unique-local, NAT64, 6to4, Teredo) is refused,
- * and an IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+ * and an IPv4-mapped IPv6 address is judged as the IPv4 address it carries. The deprecated
+ * IPv4-compatible block `::/96` (`::127.0.0.1`, `::a9fe:a9fe`) is refused whole: ipaddr.js
+ * calls it unicast, but some stacks route it to the IPv4 address inside.
  */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number];
+
 export function forbiddenRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid';
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).match(IPV4_COMPATIBLE)) return 'ipv4Compatible';
   return range === 'unicast' ? undefined : range;
 }
 

@@ -49,4 +49,16 @@ describe('revoking a key', () => {
     expect(unknown.code).to.equal(1);
     expect(unknown.stderr).to.contain('unknown key "key_nope"');
   });
+
+  it('exits 0 and says so when Redis cannot be reached: the revocation is committed and servers refuse the key within their cache time', async () => {
+    const { token, keyId } = await app.workspaceWithKey();
+    expect((await app.request('/v1/health', { token })).status).to.equal(200);
+    // Nothing listens on port 1: the command's Redis is down, whatever the servers' is.
+    const revoked = await admin(['key', 'revoke', keyId, '--json'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(revoked.code, revoked.stderr).to.equal(0);
+    expect(JSON.parse(revoked.stdout)).to.include({ id: keyId, already: false, propagation: 'unreachable' });
+    expect(revoked.stderr).to.match(/Redis \(REDIS_URL\) could not be reached.*It is committed.*within 1 s/);
+    expect(revoked.stderr).not.to.match(/offline|at .*\.ts:/);
+    await waitFor(async () => (await app.request('/v1/health', { token })).status === 401, 1500, 'revocation within the key cache time');
+  });
 });

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { expect } from 'chai';
 
 export interface ProblemBody {
@@ -16,7 +17,8 @@ export async function problem(res: Response, status: number, code: string): Prom
   expect(res.headers.get('content-type')).to.equal('application/problem+json');
   const body = (await res.json()) as ProblemBody;
   expect(body).to.include({ type: 'about:blank', status, code });
-  expect(body.title).to.be.a('string').with.length.greaterThan(0);
+  // RFC 9457: with type about:blank, the title is the status phrase.
+  expect(body.title).to.equal(STATUS_CODES[status]);
   expect(body.detail).to.be.a('string').with.length.greaterThan(0);
   expect(body.request_id).to.equal(res.headers.get('x-request-id'));
   return body;

@@ -86,7 +86,7 @@ describe('errors and headers of every answer', () => {
     const body = await problem(res, 400, 'invalid_parameter');
     expect(body.errors).to.deep.include.members([
       { parameter: 'colour', message: 'is not a parameter of this endpoint' },
-      { parameter: 'limit', message: 'must be >= 1' },
+      { parameter: 'limit', message: 'must be a plain decimal integer from 1 to 200, such as 1' },
     ]);
   });
 

@@ -149,13 +149,17 @@ describe('lists: keyset pagination, sorts and filters', () => {
     expect(body).not.to.have.property('workspace_id');
   });
 
-  for (const limit of ['0', '201', '-1', 'abc', '1.5', '']) {
-    it(`refuses limit=${limit} with 400 invalid_parameter`, async () => {
-      const res = await app.request(`/v1/deals?limit=${limit}`, { token });
-      expect(res.status).to.equal(400);
-      const body = (await res.json()) as { code: string; errors: Array<{ parameter: string }> };
-      expect(body.code).to.equal('invalid_parameter');
-      expect(body.errors.map((e) => e.parameter)).to.include('limit');
+  // Infinity and 1e400 once lifted the page cap (every row in one page); -Infinity was a 500.
+  for (const limit of ['0', '201', '-1', 'abc', '1.5', '', 'Infinity', '-Infinity', '1e400', '1e1', '0x10', '%205', '5%20', '%2B5', '1_0', 'NaN', '9'.repeat(400)]) {
+    it(`refuses limit=${limit.slice(0, 20)} with 400 invalid_parameter, on lists of resources, webhooks and deliveries`, async () => {
+      for (const path of ['/v1/deals', '/v1/webhooks', '/v1/webhooks/wh_nope/deliveries']) {
+        const res = await app.request(`${path}?limit=${limit}`, { token });
+        expect(res.status, `${path}?limit=${limit}`).to.equal(400);
+        const body = (await res.json()) as { code: string; errors: Array<{ parameter: string; message: string }> };
+        expect(body.code).to.equal('invalid_parameter');
+        expect(body.errors.map((e) => e.parameter)).to.include('limit');
+        expect(body.errors.find((e) => e.parameter === 'limit')?.message).to.match(/integer from 1 to 200/);
+      }
     });
   }
 

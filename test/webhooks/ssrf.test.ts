@@ -58,14 +58,14 @@ describe('the SSRF guard at delivery time', () => {
     expect(receiver.rejected).to.deep.equal([]);
   });
 
-  for (const host of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]']) {
+  for (const host of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '[::1]', '[::ffff:127.0.0.1]', '[::7f00:1]', '[::127.0.0.1]', '[::a9fe:a9fe]']) {
     it(`refuses ${host} at delivery, even for a subscription made while private addresses were allowed`, async () => {
       const res = await lenient.request('/v1/webhooks', { token, method: 'POST', json: { url: `https://${host}:9/hook`, events: ['lead.created'] } });
       expect(res.status, await res.clone().text()).to.equal(201);
       const sub = (await res.json()) as { id: string };
       await strict.request('/v1/leads', { token, method: 'POST', json: { name: host } });
       const d = await deliveryOf(sub.id);
-      expect(d.last_error).to.match(/^refused: .* is a (loopback|private|linkLocal) address/);
+      expect(d.last_error).to.match(/^refused: .* is a (loopback|private|linkLocal|ipv4Compatible) address/);
       await strict.request(`/v1/webhooks/${sub.id}`, { token, method: 'DELETE' });
     });
   }

@@ -21,6 +21,7 @@ describe('webhook subscriptions', () => {
     dns.records.set('internal.example.com', ['127.0.0.1']);
     dns.records.set('mixed.example.com', ['93.184.215.14', '10.0.0.7']);
     dns.records.set('metadata.example.com', ['169.254.169.254']);
+    dns.records.set('compat.example.com', ['::a9fe:a9fe']);
     dns.records.set('v6loop.example.com', ['::1']);
     app = await startApp({ clock, env: { WEBHOOK_DNS_SERVERS: dns.address } });
     ({ token } = await app.workspaceWithKey());
@@ -80,6 +81,11 @@ describe('webhook subscriptions', () => {
       ['https://[::ffff:127.0.0.1]/hook', /loopback/],
       ['https://[::ffff:10.0.0.1]/hook', /private/],
       ['https://[fd00::1]/hook', /uniqueLocal/],
+      // IPv4-compatible IPv6 (::/96, deprecated): the IPv4 address inside must not be reached.
+      ['https://[::7f00:1]/hook', /ipv4Compatible/],
+      ['https://[::127.0.0.1]/hook', /ipv4Compatible/],
+      ['https://[::a9fe:a9fe]/hook', /ipv4Compatible/],
+      ['https://compat.example.com/hook', /resolves to ::(a9fe:a9fe|169\.254\.169\.254), which is a (ipv4Compatible|linkLocal)/],
       ['https://0.0.0.0/hook', /unspecified/],
       ['https://100.64.0.1/hook', /carrierGradeNat/],
       ['https://internal.example.com/hook', /resolves to 127\.0\.0\.1/],

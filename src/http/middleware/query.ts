@@ -15,12 +15,48 @@ function items(validate: ValidateFunction): ErrorItem[] {
   });
 }
 
-/** Checks the query string against the route's schema (compiled once, at boot). */
+/** A plain decimal integer: no sign but `-`, no exponent, no hex, no spaces, no Infinity. */
+const PLAIN_INTEGER = /^-?[0-9]{1,15}$/;
+
+interface IntegerParameter {
+  minimum: number;
+  maximum: number;
+  message: string;
+}
+
+/** The integer parameters of a query schema, with the range they allow. */
+function integerParameters(schema: unknown): Map<string, IntegerParameter> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown; minimum?: number; maximum?: number }> }).properties ?? {};
+  const found = new Map<string, IntegerParameter>();
+  for (const [name, p] of Object.entries(properties)) {
+    if (p.type !== 'integer') continue;
+    const minimum = p.minimum ?? Number.MIN_SAFE_INTEGER;
+    const maximum = p.maximum ?? Number.MAX_SAFE_INTEGER;
+    const range = p.minimum !== undefined && p.maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
+    found.set(name, { minimum, maximum, message: `must be a plain decimal integer${range}, such as ${p.minimum ?? 1}` });
+  }
+  return found;
+}
+
+/**
+ * Checks the query string against the route's schema (compiled once, at boot). ajv's coercion
+ * would read `Infinity`, `1e400`, `0x10`, ` 5` or `+5` as numbers, so integer parameters must
+ * first be plain decimal digits.
+ */
 export function validateQuery(validate: ValidateFunction) {
+  const integers = integerParameters(validate.schema);
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
     const query: Record<string, unknown> = { ...ctx.query };
-    if (!validate(query)) {
-      const errors = items(validate);
+    const bad = new Map<string, ErrorItem>();
+    for (const [name, { minimum, maximum, message }] of integers) {
+      const value = query[name];
+      if (typeof value === 'string' && (!PLAIN_INTEGER.test(value) || Number(value) < minimum || Number(value) > maximum)) {
+        bad.set(name, { parameter: name, message });
+        delete query[name];
+      }
+    }
+    if (!validate(query) || bad.size > 0) {
+      const errors = [...bad.values(), ...(validate.errors ? items(validate) : []).filter((e) => !bad.has(e.parameter ?? ''))];
       const names = [...new Set(errors.map((e) => e.parameter))].join(', ');
       throw new ApiError('invalid_parameter', `Invalid query parameter: ${names}.`, { errors });
     }
