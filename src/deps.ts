@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
 import { createDb } from './db/connect.js';
+import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
 import { createNotifier, type Notifier } from './events/notify.js';
 
@@ -30,17 +31,24 @@ export interface DepsOverrides {
   log?: Logger;
 }
 
-export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
+/**
+ * The service's logger: JSON lines to stdout (or `destination`). Secrets are redacted by name,
+ * and a database error is logged as its code, operation and table, never with the values
+ * bound to its statement (db/errors.ts).
+ */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
+    level,
     base: { pid: process.pid },
+    serializers: { err: serializeError },
     redact: { paths: ['token', 'secret', '*.token', '*.secret', 'headers.authorization'], censor: '[redacted]' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Builds the shared pieces once; everything downstream receives them as a plain object. */
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
-  const log = overrides.log ?? createLogger(config);
+  const log = overrides.log ?? createLogger(config.logLevel);
   const db = createDb(config.database, log);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const notifier = createNotifier(config.redisUrl, config.redisPrefix, redis ? { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) } : undefined, log);

@@ -71,7 +71,7 @@ export class KeyLookup {
       this.db('api_keys')
         .update({ last_used_at: now })
         .where('id', row.id)
-        .catch((err: Error) => this.log.warn({ err: err.message, key: row.id }, 'could not record last_used_at'));
+        .catch((err: unknown) => this.log.warn({ err, key: row.id }, 'could not record last_used_at'));
     }
     const scopes = JSON.parse(row.scopes) as string[];
     return {

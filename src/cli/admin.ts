@@ -4,6 +4,7 @@ import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '.
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { boot } from '../boot.js';
+import { createLogger } from '../deps.js';
 import { migrateLatest } from '../db/migrate.js';
 
 const USAGE = `Usage:
@@ -55,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
   const print = (asJson: unknown, text: string) => console.log(json ? JSON.stringify(asJson) : text);
 
   // Logs go to stderr: with --json, stdout carries one JSON object and nothing else.
-  const { config, deps, registry } = await boot(process.env, { log: pino({ level: 'warn' }, pino.destination(2)) });
+  const { config, deps, registry } = await boot(process.env, { log: createLogger('warn', pino.destination(2)) });
   try {
     await migrateLatest(deps.db, config.migrationsDirs);
     const command = `${noun} ${verb ?? ''}`.trim();

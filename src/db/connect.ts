@@ -63,5 +63,6 @@ export function createDb(database: DatabaseConfig, log?: Logger): Knex {
   if (database.client === 'sqlite' && database.filename !== ':memory:') {
     fs.mkdirSync(path.dirname(database.filename), { recursive: true });
   }
-  return knex({ ...knexSettings(database), ...(log ? { log: knexLog(log) } : {}) });
+  // compileSqlOnError: an error's message carries the statement with ? for its values, never the values.
+  return knex({ ...knexSettings(database), compileSqlOnError: false, ...(log ? { log: knexLog(log) } : {}) });
 }

@@ -20,3 +20,20 @@ export async function failEventInserts(db: Knex, workspaceId: string): Promise<(
     await db.raw(`DROP TRIGGER ${name}`);
   };
 }
+
+/**
+ * Makes every UPDATE (or INSERT) on `table` fail with a real trigger, for every row. Returns
+ * what removes it again.
+ */
+export async function failWrites(db: Knex, table: string, operation: 'INSERT' | 'UPDATE'): Promise<() => Promise<void>> {
+  if (!/^[a-z_]+$/.test(table)) throw new Error(`unexpected table ${table}`);
+  const name = `fail_${operation.toLowerCase()}_${table}`;
+  if (isMysql(db)) {
+    await db.raw(`CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'forced failure'`);
+  } else {
+    await db.raw(`CREATE TRIGGER ${name} BEFORE ${operation} ON ${table} BEGIN SELECT RAISE(ABORT, 'forced failure'); END`);
+  }
+  return async () => {
+    await db.raw(`DROP TRIGGER ${name}`);
+  };
+}

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from '../../src/deps.js';
 
-/** A real pino logger whose lines the test can read. */
+/** The service's own logger (serializers, redaction) writing lines the test can read. */
 export function capturedLog(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
@@ -10,5 +11,5 @@ export function capturedLog(): { log: Logger; lines: () => Array<Record<string, 
       done();
     },
   });
-  return { log: pino({ level: 'warn' }, sink), lines: () => lines };
+  return { log: createLogger('warn', sink), lines: () => lines };
 }
