@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR } from '../config.js';
 import { SANE_REQUEST_ID } from '../http/middleware/request-id.js';
+import { BODY_ENCODINGS, MAX_BODY_BYTES } from '../http/middleware/body.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import { eventSchemas, webhooks } from './events.js';
@@ -73,6 +74,13 @@ export function buildOpenApi(registry: Registry, version: string): JsonSchema {
       responses: problems.all(),
       headers: HEADERS,
       parameters: {
+        ContentEncoding: {
+          name: 'Content-Encoding',
+          in: 'header',
+          required: false,
+          description: `The body may be compressed. The ${MAX_BODY_BYTES / 1024 / 1024} MiB limit counts the decoded bytes; a body that does not decode is 400 invalid_json, an encoding not listed here 415.`,
+          schema: { type: 'string', enum: BODY_ENCODINGS },
+        },
         RequestId: {
           name: 'X-Request-Id',
           in: 'header',

@@ -50,6 +50,7 @@ export function operation(spec: OperationSpec, problems: ProblemResponses): Json
     ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => parameter(name, 'path', schema)),
     ...Object.entries((spec.query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => parameter(name, 'query', schema)),
     ...(spec.headerParams ?? []),
+    ...(spec.body ? [{ $ref: '#/components/parameters/ContentEncoding' }] : []),
     { $ref: '#/components/parameters/RequestId' },
   ];
   const responses: Record<string, JsonSchema> = {};

@@ -56,7 +56,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
 const WHEN: Record<ErrorCode, string> = {
   invalid_parameter: 'a query parameter (or the Idempotency-Key header) is unknown or invalid',
   invalid_cursor: 'the cursor is malformed, or was made for another resource or sort',
-  invalid_json: 'the body is not valid JSON',
+  invalid_json: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode',
   missing_token: 'no Authorization header',
   invalid_token: 'the token is malformed, unknown or revoked',
   insufficient_scope: "the key lacks this operation's scope",
@@ -67,7 +67,7 @@ const WHEN: Record<ErrorCode, string> = {
   invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
   idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',
   payload_too_large: 'the body is over 1 MiB',
-  unsupported_media_type: 'the body is not application/json',
+  unsupported_media_type: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads',
   validation_failed: 'the body does not match the schema; `errors` has one entry per field',
   rate_limited: "the key's per-minute limit is reached, or too many failed authentications came from this address",
   internal_error: 'a fault on our side; quote the request id',

@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
@@ -216,6 +217,29 @@ describe('generated write routes', () => {
       }
       const deal = await create('/v1/deals', { title: 'Stays' });
       await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', body: '<title/>', headers: { 'content-type': 'text/xml' } }), 415, 'unsupported_media_type');
+    });
+
+    it('reads gzip, deflate and br bodies, and answers 400 invalid_json for one that does not decode, 415 for an unknown encoding', async () => {
+      const json = JSON.stringify({ title: 'Compressed' });
+      for (const [encoding, body] of [['gzip', zlib.gzipSync(json)], ['deflate', zlib.deflateSync(json)], ['br', zlib.brotliCompressSync(json)]] as const) {
+        const res = await app.request('/v1/deals', { token, method: 'POST', body, headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+        expect(res.status, encoding).to.equal(201);
+        expect(((await res.json()) as Obj).title).to.equal('Compressed');
+      }
+      const before = await snapshot(app, workspaceId);
+      // Each was a 500 (Z_DATA_ERROR and the like): plain JSON said to be deflated, a truncated gzip, bad brotli.
+      const corrupt: Array<[string, Uint8Array | string]> = [['deflate', json], ['gzip', zlib.gzipSync(json).subarray(0, 12)], ['br', 'not brotli at all'], ['gzip', json]];
+      for (const [encoding, body] of corrupt) {
+        const res = await app.request('/v1/deals', { token, method: 'POST', body, headers: { 'content-type': 'application/json', 'content-encoding': encoding } });
+        const p = await problem(res, 400, 'invalid_json');
+        expect(p.detail).to.contain(`Content-Encoding: ${encoding}`);
+      }
+      await problem(await app.request('/v1/deals', { token, method: 'POST', body: json, headers: { 'content-type': 'application/json', 'content-encoding': 'compress' } }), 415, 'unsupported_media_type');
+      // The 1 MiB limit counts decoded bytes: a small gzip of a large body is 413.
+      const bomb = zlib.gzipSync(JSON.stringify({ title: 'x'.repeat(2 * 1024 * 1024) }));
+      expect(bomb.length).to.be.below(10_000);
+      await problem(await app.request('/v1/deals', { token, method: 'POST', body: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }), 413, 'payload_too_large');
+      expect(await snapshot(app, workspaceId)).to.deep.equal(before);
     });
 
     it('accepts application/merge-patch+json for PATCH', async () => {

@@ -19,11 +19,26 @@ const parse = koaBody({
   parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
 });
 
-/** co-body's errors carry the status that raw-body chose: 400 (bad JSON), 413, 415 (charset). */
-function parseError(caught: unknown): ApiError | undefined {
+/** Content-Encoding values a body may come in (inflation decodes them; the 1 MiB limit counts decoded bytes). */
+export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
+
+/** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR) and brotli's (ERR__ERROR_FORMAT_...). */
+function isDecodingError(caught: unknown): boolean {
+  const code = (caught as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__'));
+}
+
+/**
+ * co-body's errors carry the status that raw-body chose: 400 (bad JSON), 413, 415 (charset or
+ * an unknown Content-Encoding); a compressed body that does not decode carries none.
+ */
+function parseError(caught: unknown, encoding: string): ApiError | undefined {
+  if (isDecodingError(caught)) {
+    return new ApiError('invalid_json', `The body could not be decoded as Content-Encoding: ${encoding} (${(caught as Error).message}); send it whole, or without compression.`);
+  }
   const status = (caught as { status?: unknown }).status;
   if (status === 413) return new ApiError('payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes (1 MiB).`);
-  if (status === 415) return new ApiError('unsupported_media_type', `${(caught as Error).message}; send UTF-8 JSON.`);
+  if (status === 415) return new ApiError('unsupported_media_type', `${(caught as Error).message}; send UTF-8 JSON, with a Content-Encoding of ${BODY_ENCODINGS.join(', ')} or none.`);
   if (status === 400) return new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
   return undefined;
 }
@@ -71,7 +86,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     try {
       await parse(ctx, async () => undefined);
     } catch (caught) {
-      throw parseError(caught) ?? caught;
+      throw parseError(caught, ctx.get('content-encoding') || 'identity') ?? caught;
     }
     // A JSON content type with an empty body reads as {}.
     const body: unknown = ctx.request.body ?? {};
