@@ -8,7 +8,7 @@ import type { Registry } from '../kernel/registry.js';
 import { eventSchemas, webhooks } from './events.js';
 import { META_SCHEMAS, metaPaths } from './meta.js';
 import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
-import { reservedPaths, resourcePaths, resourceSchemas } from './resources.js';
+import { resourcePaths, resourceSchemas } from './resources.js';
 import { WEBHOOK_SCHEMAS, webhookPaths } from './webhooks.js';
 
 const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, proposals and invoices, with webhooks.
@@ -23,19 +23,23 @@ const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, 
 
 **Errors.** Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`; input errors list \`errors\` with a JSON \`pointer\` or a \`parameter\`.
 
-**Webhooks.** Subscribe with \`POST /webhooks\`; each event type is described under \`webhooks\` with its payload. Deliveries follow Standard Webhooks, so its libraries verify them.
-
-**Reserved.** Every method on \`/projects\` and below answers 501 \`not_implemented\`.`;
+**Webhooks.** Subscribe with \`POST /webhooks\`; each event type is described under \`webhooks\` with its payload. Deliveries follow Standard Webhooks, so its libraries verify them.`;
 
 /** The service's version, as package.json has it: the document's info.version. */
 export function serviceVersion(): string {
   return (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
+/** Reserved paths answer 501 to everything: said in words, since an operation without a 2xx answer stops client generators. */
+function reservedText(registry: Registry): string {
+  return registry.reserved
+    .map((r) => `\n\n**Reserved.** Every method on \`${r.path}\` and below answers 501 \`not_implemented\` (after authentication, before any input check): ${r.description}`)
+    .join('');
+}
+
 function tags(registry: Registry): JsonSchema[] {
   return [
     ...registry.resources.map(({ def }) => ({ name: def.path.slice(1), description: def.description })),
-    ...registry.reserved.map((r) => ({ name: r.path.slice(1), description: r.description })),
     { name: 'webhooks', description: 'Webhook subscriptions and their deliveries (scope webhooks:manage).' },
     { name: 'meta', description: 'The service, the calling key, and the catalogs of scopes and events.' },
     { name: 'events', description: 'What a subscription receives: one webhook per event type.' },
@@ -54,12 +58,11 @@ export function buildOpenApi(registry: Registry, version: string): JsonSchema {
     Object.assign(paths, resourcePaths(resource, problems));
     Object.assign(schemas, resourceSchemas(resource));
   }
-  for (const reserved of registry.reserved) Object.assign(paths, reservedPaths(reserved, problems));
   Object.assign(paths, webhookPaths(problems), metaPaths(problems));
 
   return {
     openapi: '3.1.0',
-    info: { title: 'Workspace API', version, description: DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    info: { title: 'Workspace API', version, description: DESCRIPTION + reservedText(registry), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: '/v1', description: 'This server.' }],
     security: [{ bearerAuth: [] }],

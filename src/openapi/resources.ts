@@ -1,6 +1,6 @@
 import { JSON_TYPES } from '../http/middleware/body.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY } from '../kernel/idempotency.js';
-import type { JsonSchema, Reserved } from '../kernel/define.js';
+import type { JsonSchema } from '../kernel/define.js';
 import type { CompiledResource } from '../kernel/registry.js';
 import { operation, ref, type OperationSpec } from './operation.js';
 import { header, type ProblemResponses } from './problems.js';
@@ -124,16 +124,5 @@ export function resourcePaths(resource: CompiledResource, problems: ProblemRespo
         errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
       }),
     },
-  };
-}
-
-/** A reserved path answers 501 to every method, after authentication and before any input check. */
-export function reservedPaths(reserved: Reserved, problems: ProblemResponses): Record<string, JsonSchema> {
-  const op = (spec: OperationSpec) => operation(spec, problems);
-  const tag = reserved.path.slice(1);
-  const answer = (operationId: string, summary: string) =>
-    op({ operationId, summary, description: `${reserved.description} Every method on ${reserved.path} and below answers 501.`, tag, scope: null, errors: ['not_implemented'] });
-  return {
-    [reserved.path]: { get: answer(`list${pascal(reserved.path)}`, `List ${tag} (reserved)`), post: answer(`create${pascal(reserved.name)}`, `Create ${a(reserved.name)} (reserved)`) },
   };
 }
