@@ -30,6 +30,19 @@ export interface Config {
   readonly authFailureLimit: number;
   /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
   readonly trustProxy: boolean;
+  readonly http: HttpLimits;
+}
+
+/** What one client connection may take of the server (node:http settings). */
+export interface HttpLimits {
+  /** The whole request, headers and body, must arrive within this. */
+  readonly requestTimeoutMs: number;
+  /** The headers must arrive within this. */
+  readonly headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections held at once by this process; more are closed as they arrive. */
+  readonly maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -141,7 +154,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A claim must outlive the attempt it covers, or a slow attempt could be claimed twice.
   if (webhookLeaseMs < 2 * webhookTimeoutMs) throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be at least twice WEBHOOK_TIMEOUT_SECONDS (${webhookTimeoutMs / 500})`);
 
+  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000;
+  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_SECONDS', `must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${requestTimeoutMs / 1000})`);
+  const http: HttpLimits = Object.freeze({
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
+    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+  });
+
   return Object.freeze({
+    http,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     database: Object.freeze(parseDatabase(databaseUrl)),

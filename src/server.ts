@@ -1,10 +1,10 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { boot } from './boot.js';
 import { migrateLatest } from './db/migrate.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
+import { createHttpServer } from './http/server.js';
 import { startWorker, type Worker } from './webhooks/worker.js';
 
 /** Beyond this (plus one delivery timeout, for the inline worker) a stop gives up waiting. */
@@ -25,8 +25,7 @@ async function main(): Promise<void> {
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
   const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps) : undefined;
-  const server = http.createServer(app.koa.callback());
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(app.koa.callback(), config.http, log);
 
   server.on('error', (err) => {
     console.error(`Cannot listen on ${config.host}:${config.port} (PORT, HOST): ${err.message}`);

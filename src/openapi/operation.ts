@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../kernel/define.js';
-import { AUTHENTICATED_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
+import { AUTHENTICATED_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
 
 export interface Success {
   status: number;
@@ -60,7 +60,7 @@ export function operation(spec: OperationSpec, problems: ProblemResponses): Json
     if (spec.success.schema) success.content = { 'application/json': { schema: spec.success.schema } };
     responses[String(spec.success.status)] = success;
   }
-  const errors = [...(isPublic ? [] : AUTHENTICATED_ERRORS), ...(spec.body ? BODY_ERRORS : []), ...spec.errors];
+  const errors = [...TRANSPORT_ERRORS, ...(isPublic ? [] : AUTHENTICATED_ERRORS), ...(spec.body ? BODY_ERRORS : []), ...spec.errors];
   return {
     operationId: spec.operationId,
     summary: spec.summary,

@@ -56,6 +56,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
 const WHEN: Record<ErrorCode, string> = {
   invalid_parameter: 'a query parameter (or the Idempotency-Key header) is unknown or invalid',
   invalid_cursor: 'the cursor is malformed, or was made for another resource or sort',
+  malformed_request: 'the request is not valid HTTP/1.1 (answered before any other check)',
   invalid_json: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode',
   missing_token: 'no Authorization header',
   invalid_token: 'the token is malformed, unknown or revoked',
@@ -65,11 +66,13 @@ const WHEN: Record<ErrorCode, string> = {
   not_found: 'no such object in this workspace',
   method_not_allowed: 'the path does not take this method',
   invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
+  request_timeout: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)',
   idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',
   payload_too_large: 'the body is over 1 MiB',
   unsupported_media_type: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads',
   validation_failed: 'the body does not match the schema; `errors` has one entry per field',
   rate_limited: "the key's per-minute limit is reached, or too many failed authentications came from this address",
+  headers_too_large: 'the request line (the URL) and headers together are over 16 KiB (answered before any other check)',
   internal_error: 'a fault on our side; quote the request id',
   not_implemented: 'the path is reserved and not built yet',
   unavailable: 'the database cannot be reached; retry after Retry-After',
@@ -79,7 +82,7 @@ const WHEN: Record<ErrorCode, string> = {
 function errorHeaders(status: number, authenticated: boolean): Record<string, JsonSchema> {
   // These can also come before the key is known (a failed authentication, a database down during
   // the key lookup), so they carry the rate-limit headers only sometimes.
-  const beforeTheKey = [401, 429, 500, 503].includes(status);
+  const beforeTheKey = [401, 408, 429, 431, 500, 503].includes(status);
   const base = authenticated && !beforeTheKey ? authenticatedHeaders() : publicHeaders();
   if (status === 401) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
   if (status === 403) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
@@ -130,3 +133,6 @@ export class ProblemResponses {
 
 /** Errors any authenticated operation can answer, whatever it does. */
 export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'rate_limited', 'internal_error', 'unavailable'];
+
+/** Errors node:http answers for any request, public or not, before the app sees it (http/server.ts). */
+export const TRANSPORT_ERRORS: readonly ErrorCode[] = ['request_timeout', 'headers_too_large'];

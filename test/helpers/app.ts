@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { Logger } from 'pino';
 import type { AddressInfo } from 'node:net';
 import { createKey, createWorkspace, findPlan } from '../../src/auth/keys.js';
@@ -7,6 +6,7 @@ import { scopeCatalog } from '../../src/auth/scopes.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Clock, type Deps } from '../../src/deps.js';
 import { createApp, type App } from '../../src/http/app.js';
+import { createHttpServer } from '../../src/http/server.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { backend } from './backend.js';
 import { checkedFetcher } from './contract.js';
@@ -45,7 +45,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
   const deps = createDeps(config, { ...(options.clock ? { clock: options.clock } : {}), ...(options.log ? { log: options.log } : {}) });
   if (deps.redis) await waitFor(() => deps.redis?.isReady() ?? false, 5000);
   const app = createApp(deps, registry);
-  const server = http.createServer(app.koa.callback());
+  const server = createHttpServer(app.koa.callback(), config.http, deps.log);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const catalog = scopeCatalog(registry).map((s) => s.name);

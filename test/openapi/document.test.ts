@@ -103,7 +103,7 @@ describe('the OpenAPI document', () => {
       return response.content['application/problem+json'].schema.allOf[1].properties.code.enum;
     };
     const createDeal = doc.paths['/deals'].post;
-    expect(Object.keys(createDeal.responses).sort()).to.deep.equal(['201', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503']);
+    expect(Object.keys(createDeal.responses).sort()).to.deep.equal(['201', '400', '401', '403', '408', '409', '413', '415', '422', '429', '431', '500', '503']);
     expect(codesOf(createDeal, '400').sort()).to.deep.equal(['invalid_json', 'invalid_parameter']);
     expect(codesOf(createDeal, '409')).to.deep.equal(['idempotency_conflict']);
     expect(codesOf(createDeal, '401')).to.deep.equal(['missing_token', 'invalid_token']);
@@ -112,6 +112,7 @@ describe('the OpenAPI document', () => {
     expect(codesOf(doc.paths['/invoices/{id}'].patch, '409')).to.deep.equal(['invalid_transition']);
     expect(codesOf(doc.paths['/webhooks'].post, '403')).to.deep.equal(['insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached']);
     expect(codesOf(doc.paths['/deals'].get, '400')).to.deep.equal(['invalid_parameter', 'invalid_cursor']);
+    expect(codesOf(doc.paths['/openapi.json'].get, '431')).to.deep.equal(['headers_too_large']);
     expect(deref(doc, doc.paths['/deals'].get.responses['429']).headers).to.have.property('Retry-After');
     expect(deref(doc, doc.paths['/deals'].get.responses['401']).headers).to.have.property('WWW-Authenticate');
     expect(doc.paths['/deals'].get.responses['200'].headers).to.have.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
