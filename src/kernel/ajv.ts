@@ -15,13 +15,14 @@ function addFormats(ajv: Ajv2020): Ajv2020 {
 /**
  * For plugins' own schemas (JSON Schema 2020-12, as in OpenAPI 3.1) and the request bodies
  * derived from them: strict, so a typo fails at boot; no coercion, so `"5"` is not a number.
+ * Verbose, so an error carries its field's schema and examples (http/middleware/messages.ts).
  * `options` adjusts that for a caller with other needs.
  */
 export function createSchemaAjv(options: Options = {}): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true, ...options }));
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, strictTypes: false, allowUnionTypes: true, verbose: true, ...options }));
 }
 
 /** For query strings: values arrive as text, so integers are coerced and defaults filled in. */
 export function createQueryAjv(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true, allowUnionTypes: true }));
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true, allowUnionTypes: true, verbose: true }));
 }

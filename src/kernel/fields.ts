@@ -26,7 +26,7 @@ export function money(): { amount: JsonSchema; currency: JsonSchema } {
 
 /** The id of another resource of the same workspace. */
 export function idRef(prefix: string, description: string): JsonSchema {
-  return { type: ['string', 'null'], pattern: `^${prefix}[0-9a-z]+$`, maxLength: 64, description };
+  return { type: ['string', 'null'], pattern: `^${prefix}[0-9a-z]+$`, maxLength: 64, description, examples: [`${prefix}8f2kq0w7m3ab`] };
 }
 
 export function date(description: string): JsonSchema {

@@ -26,7 +26,7 @@ export function mountResources(router: Router<AppState, AppContext>, registry: R
     router.get(collection, read, validateQuery(resource.validateListQuery), def.handlers?.list ?? listHandler(db, resource));
     router.post(collection, write, noQuery, jsonBody(resource.validateCreate, readOnly), def.handlers?.create ?? createHandler(deps, registry, resource));
     router.get(item, read, noQuery, def.handlers?.get ?? getHandler(db, resource));
-    router.patch(item, write, noQuery, jsonBody(resource.validateUpdate, readOnly), def.handlers?.update ?? updateHandler(deps, registry, resource));
+    router.patch(item, write, noQuery, jsonBody(resource.validateUpdate, readOnly, new Set(def.required)), def.handlers?.update ?? updateHandler(deps, registry, resource));
     router.delete(item, write, noQuery, def.handlers?.delete ?? deleteHandler(deps, resource));
   }
   for (const reserved of registry.reserved) {

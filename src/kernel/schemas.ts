@@ -28,6 +28,7 @@ function filterSchema(field: JsonSchema): JsonSchema {
   if (Array.isArray(field.enum)) schema.enum = field.enum.filter((v) => v !== null);
   if (typeof field.pattern === 'string') schema.pattern = field.pattern;
   if (typeof field.maxLength === 'number') schema.maxLength = field.maxLength;
+  if (Array.isArray(field.examples)) schema.examples = field.examples;
   return schema;
 }
 
@@ -41,7 +42,7 @@ export function listQuerySchema(resource: Resource): JsonSchema {
     limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Page size.' },
     cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
     sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
-    updated_since: { type: 'string', format: 'date-time', description: 'Only objects updated at or after this time.' },
+    updated_since: { type: 'string', format: 'date-time', description: 'Only objects updated at or after this time (RFC 3339; in a URL write + as %2B).', examples: ['2026-11-21T09:30:00Z'] },
   };
   for (const filter of resource.list.filters) {
     const field = resource.fields[filter];

@@ -185,6 +185,31 @@ describe('generated write routes', () => {
       });
     }
 
+    it('says what each field expects, with an example, rather than the rule that failed', async () => {
+      const deal = await create('/v1/deals', { title: 'Messages' });
+      const cases: Array<[string, string, unknown, string, RegExp]> = [
+        ['POST', '/v1/deals', { title: 'x', client_id: 'deal_abc' }, '/client_id', /^must have the form of client_8f2kq0w7m3ab \(the pattern \^client_\[0-9a-z\]\+\$\)$/],
+        ['POST', '/v1/deals', { title: 'x', currency: 'eur' }, '/currency', /^must be a 3-letter ISO 4217 currency code in current use, such as EUR$/],
+        ['POST', '/v1/deals', { title: 'x', currency: 'ABC' }, '/currency', /ISO 4217.*such as EUR/],
+        ['POST', '/v1/deals', { title: 'x', expected_close_date: '31/12/2026' }, '/expected_close_date', /YYYY-MM-DD, such as 2026-12-31/],
+        ['POST', '/v1/leads', { name: 'x', email: 'nope' }, '/email', /email address, such as ada@example\.com/],
+        ['POST', '/v1/deals', { title: null }, '/title', /^is required and cannot be null$/],
+        ['PATCH', `/v1/deals/${deal.id}`, { title: null }, '/title', /^is required and cannot be null$/],
+        ['PATCH', `/v1/deals/${deal.id}`, { amount: '12' }, '/amount', /^must be integer or null, such as 125000$/],
+        ['POST', '/v1/webhooks', { url: 'not a url', events: ['*'] }, '/url', /absolute URL/],
+      ];
+      for (const [method, path, json, pointer, message] of cases) {
+        const body = await problem(await app.request(path, { token, method, json }), 422, 'validation_failed');
+        expect(body.errors?.find((e) => e.pointer === pointer)?.message, `${method} ${path} ${JSON.stringify(json)}`).to.match(message);
+      }
+      // In a query string an unencoded + is a space: the message says to write %2B.
+      const since = await problem(await app.request('/v1/deals?updated_since=2026-11-21T10:30:00+01:00', { token }), 400, 'invalid_parameter');
+      expect(since.errors?.[0]?.message).to.match(/RFC 3339.*in a URL write \+ as %2B/);
+      expect((await app.request('/v1/deals?updated_since=2026-11-21T10:30:00%2B01:00', { token })).status).to.equal(200);
+      const ref = await problem(await app.request('/v1/deals?client_id=deal_abc', { token }), 400, 'invalid_parameter');
+      expect(ref.errors?.[0]?.message).to.match(/client_8f2kq0w7m3ab/);
+    });
+
     it('refuses on PATCH what it refuses on POST: null for a required field, unknown and read-only fields', async () => {
       const deal = await create('/v1/deals', { title: 'Stays' });
       const proposal = await create('/v1/proposals', { title: 'Stays' });

@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError, type ErrorItem } from '../../errors.js';
 import type { Ctx } from '../context.js';
+import { formatMessage, patternMessage, typeMessage } from './messages.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -49,7 +50,7 @@ function pointerOf(error: ErrorObject): string {
   return error.instancePath;
 }
 
-function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>): string {
+function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
@@ -57,17 +58,17 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>): string {
     case 'additionalProperties':
       return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
     case 'type':
-      return error.instancePath === '' ? 'the body must be a JSON object' : `must be ${String(params.type).replace(',', ' or ')}`;
+      return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.slice(1)));
     case 'enum':
       return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
     case 'format':
-      return params.format === 'currency' ? 'must be an ISO 4217 currency code in current use' : `must be a valid ${String(params.format)}`;
+      return formatMessage(String(params.format));
     case 'minLength':
       return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
     case 'maxLength':
       return `must be at most ${String(params.limit)} characters long`;
     case 'pattern':
-      return `must match ${String(params.pattern)}`;
+      return patternMessage(error);
     default:
       return error.message ?? 'is invalid';
   }
@@ -78,7 +79,7 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>): string {
  * boot): 415 if it is not JSON, 413 if too large, 400 if it does not parse, 422 with one entry
  * per problem if it does not match. The checked body lands in `ctx.state.body`.
  */
-export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>) {
+export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? [])) {
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
@@ -95,7 +96,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
       const byPointer = new Map<string, ErrorItem>();
       for (const e of validate.errors ?? []) {
         const pointer = pointerOf(e);
-        if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly) });
+        if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly, required) });
       }
       const errors = [...byPointer.values()];
       throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });

@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../errors.js';
 import type { Ctx } from '../context.js';
+import { formatMessage, patternMessage } from './messages.js';
 
 function items(validate: ValidateFunction): ErrorItem[] {
   return (validate.errors ?? []).map((e) => {
@@ -11,6 +12,9 @@ function items(validate: ValidateFunction): ErrorItem[] {
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
     if (e.keyword === 'type' && name) return { parameter: name, message: `must be a single ${String((e.params as { type: string }).type)}` };
     if (e.keyword === 'enum') return { parameter: name, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
+    if (e.keyword === 'pattern') return { parameter: name, message: patternMessage(e) };
+    // In a query string a + reads as a space: an offset such as +01:00 must be sent as %2B01:00.
+    if (e.keyword === 'format') return { parameter: name, message: `${formatMessage(String((e.params as { format: string }).format))}${(e.params as { format: string }).format === 'date-time' ? '; in a URL write + as %2B' : ''}` };
     return { parameter: name, message: e.message ?? 'is invalid' };
   });
 }

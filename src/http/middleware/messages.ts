@@ -1,0 +1,42 @@
+import type { ErrorObject } from 'ajv';
+
+/**
+ * Validation messages that say what is expected, with an example, rather than the rule that
+ * failed ("must match ^client_[0-9a-z]+$"). Shared by the body and the query checks.
+ */
+
+/** What each format expects, in words a client can act on. */
+const FORMATS: Record<string, string> = {
+  currency: 'must be a 3-letter ISO 4217 currency code in current use, such as EUR',
+  date: 'must be a date written YYYY-MM-DD, such as 2026-12-31',
+  'date-time': 'must be an RFC 3339 time with its offset, such as 2026-11-21T09:30:00Z or 2026-11-21T10:30:00+01:00',
+  email: 'must be an email address, such as ada@example.com',
+  uri: 'must be an absolute URL, such as https://hooks.example.com/workspace',
+};
+
+export function formatMessage(format: string): string {
+  return FORMATS[format] ?? `must be a valid ${format}`;
+}
+
+/** The first example a schema gives, if any. */
+function exampleOf(schema: unknown): unknown {
+  const examples = (schema as { examples?: unknown[] } | undefined)?.examples;
+  return Array.isArray(examples) ? examples[0] : undefined;
+}
+
+/** A pattern failed: say the form by example (an id such as client_8f2k...), then the pattern itself. */
+export function patternMessage(error: ErrorObject): string {
+  const schema = error.parentSchema as { format?: unknown } | undefined;
+  if (typeof schema?.format === 'string' && FORMATS[schema.format]) return FORMATS[schema.format] as string;
+  const pattern = String((error.params as { pattern: string }).pattern);
+  const example = exampleOf(schema);
+  return example === undefined ? `must match the pattern ${pattern}` : `must have the form of ${String(example)} (the pattern ${pattern})`;
+}
+
+/** A value of the wrong type: null for a required field says so; otherwise the type, with an example. */
+export function typeMessage(error: ErrorObject, required: boolean): string {
+  if (error.data === null) return required ? 'is required and cannot be null' : 'cannot be null';
+  const type = String((error.params as { type: string }).type).replace(',', ' or ');
+  const example = exampleOf(error.parentSchema);
+  return `must be ${type}${example === undefined ? '' : `, such as ${JSON.stringify(example)}`}`;
+}
