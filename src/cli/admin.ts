@@ -92,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
         if (result.propagation === 'unreachable') {
           // The revocation is committed, so this is a success; say how the servers will learn of it.
           console.error(
-            `note: Redis (REDIS_URL) could not be reached, so the revocation was not announced there. It is committed: ` +
+            `Redis (REDIS_URL) could not be reached, so the revocation was not announced there. It is committed: ` +
               `every server refuses the key once its key cache expires (within ${KEY_CACHE_MS / 1000} s), and at once where it has no cache.`,
           );
         }

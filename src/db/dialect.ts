@@ -21,9 +21,12 @@ function isDeadlock(error: unknown): boolean {
   return code === 'ER_LOCK_DEADLOCK';
 }
 
+const DEADLOCK_ATTEMPTS = 5;
+
 /**
- * Runs `work` in a write transaction, again (up to 3 times in all) if InnoDB picks it as a
- * deadlock victim. `work` must touch nothing but the database, since it may run more than once.
+ * Runs `work` in a write transaction, again (up to 5 times in all, after a short random pause)
+ * if InnoDB picks it as a deadlock victim. `work` must touch nothing but the database, since it
+ * may run more than once. Callers lock rows in a fixed order so that this stays a safety net.
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const sqlite = !isMysql(db);
@@ -37,7 +40,8 @@ export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => 
         return work(trx);
       });
     } catch (error) {
-      if (attempt >= 3 || !isDeadlock(error)) throw error;
+      if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
     }
   }
 }
@@ -45,29 +49,56 @@ export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => 
 export interface ClaimSpec {
   table: string;
   key: string;
-  /** Narrows and orders the candidates; the claim takes the first `limit`. */
-  candidates: (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+  /** What makes a row claimable now; checked again as the row is taken. */
+  claimable: (q: Knex.QueryBuilder) => Knex.QueryBuilder;
+  /** Which claimable rows come first. */
+  order: string;
   limit: number;
   /** Written to the claimed rows; must single them out (a lease owner, a marker). */
   set: Record<string, unknown>;
 }
 
+/** How many of the first claimable rows a MySQL claim picks its `limit` from, at random. */
+const CLAIM_WINDOW = 3;
+
 /**
  * Claims up to `limit` rows inside the caller's transaction and returns their keys, so that
- * concurrent workers never claim the same row. MySQL/MariaDB: SELECT ... FOR UPDATE SKIP
- * LOCKED, then UPDATE those rows. SQLite (no row locks, one writer): one UPDATE over a
- * subquery, whose write lock serialises the rest of the transaction, then read back by `set`.
+ * concurrent workers never claim the same row.
+ *
+ * MySQL/MariaDB: the candidates are read without locks; then those still claimable are locked
+ * by primary key (FOR UPDATE SKIP LOCKED, forced onto the primary key) and updated by key. A
+ * locking read over the secondary index would lock the index before the row, the reverse of
+ * what every UPDATE by key of the same rows does (recording an attempt, another claim), and
+ * MariaDB deadlocks the two; by key, in ascending order, there is one lock order everywhere.
+ * Each claim picks its rows at random among the first few claimable ones, so that workers
+ * claiming at once rarely want the same rows.
+ *
+ * SQLite (no row locks, one writer): one UPDATE over a subquery, whose write lock serialises the
+ * rest of the transaction, then the rows read back by `set`.
  */
 export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
   if (isMysql(trx)) {
-    const rows = (await spec.candidates(trx(spec.table).select(spec.key)).limit(spec.limit).forUpdate().skipLocked()) as Record<string, unknown>[];
-    const keys = rows.map((r) => String(r[spec.key]));
-    if (keys.length > 0) await trx(spec.table).whereIn(spec.key, keys).update(spec.set);
-    return keys;
+    const candidates = ((await spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit * CLAIM_WINDOW)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+    const wanted = pick(candidates, spec.limit).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (wanted.length === 0) return [];
+    const byKey = trx.raw('?? FORCE INDEX (PRIMARY)', [spec.table]);
+    const locked = ((await spec.claimable(trx.select(spec.key).from(byKey).whereIn(spec.key, wanted)).forUpdate().skipLocked()) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+    if (locked.length > 0) await trx(spec.table).whereIn(spec.key, locked).update(spec.set);
+    return locked;
   }
   await trx(spec.table)
-    .whereIn(spec.key, spec.candidates(trx(spec.table).select(spec.key)).limit(spec.limit))
+    .whereIn(spec.key, spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit))
     .update(spec.set);
-  const rows = (await trx(spec.table).select(spec.key).where(spec.set)) as Record<string, unknown>[];
-  return rows.map((r) => String(r[spec.key]));
+  return ((await trx(spec.table).select(spec.key).where(spec.set)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+}
+
+/** Up to `n` of `items`, chosen at random (all of them, in order, when there are no more than `n`). */
+function pick<T>(items: T[], n: number): T[] {
+  if (items.length <= n) return items;
+  const copy = [...items];
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(Math.random() * (copy.length - i));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy.slice(0, n);
 }

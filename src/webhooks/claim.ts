@@ -23,7 +23,8 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     claimRows(trx, {
       table: 'webhook_deliveries',
       key: 'id',
-      candidates: (q) => q.where('status', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at'),
+      claimable: (q) => q.where('status', 'pending').where('next_attempt_at', '<=', now),
+      order: 'next_attempt_at',
       limit,
       set: { lease_owner: leaseOwner, next_attempt_at: now + leaseMs },
     }),

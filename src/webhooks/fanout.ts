@@ -16,7 +16,8 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     const seqs = await claimRows(trx, {
       table: 'events',
       key: 'seq',
-      candidates: (q) => q.whereNull('dispatched_at').orderBy('seq'),
+      claimable: (q) => q.whereNull('dispatched_at'),
+      order: 'seq',
       limit: batch,
       // A negative mark, unique to this claim, overwritten below before the commit.
       set: { dispatched_at: -claimMark },
@@ -44,6 +45,9 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
         if (s.created_at <= Number(event.created_at) && matches(s.patterns, event.type)) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
       }
     }
+    // By subscription id: the foreign key takes a shared lock on each subscription row, in the
+    // order recording the attempts takes its exclusive ones (record.ts), so the two never cycle.
+    deliveries.sort((a, b) => (a.subscription_id < b.subscription_id ? -1 : a.subscription_id > b.subscription_id ? 1 : 0));
     for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(i, i + INSERT_CHUNK));
     await trx('events').whereIn('seq', seqs).update({ dispatched_at: now });
     return { events: events.length, deliveries: deliveries.length };

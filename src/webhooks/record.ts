@@ -13,18 +13,26 @@ export interface Finished {
 }
 
 /**
- * Records finished attempts, several in one transaction: the attempt row, the delivery's new
+ * Records finished attempts, several in one transaction: the attempt rows, each delivery's new
  * state (succeeded; pending again after the retry delay or the receiver's Retry-After; failed
- * when retries are exhausted or on 410) and the subscription's failure streak. A delivery
- * whose lease this worker lost (another worker took it over) is left to that worker.
+ * when retries are exhausted or on 410) and each subscription's failure streak. A delivery whose
+ * lease this worker lost (another worker took it over) is left to that worker.
+ *
+ * Rows are locked in one order, deliveries then subscriptions, each by ascending id. Fan-out
+ * takes its (shared, foreign-key) locks on subscriptions in the same order, so neither it nor
+ * another worker recording its own batch can close a cycle with this transaction.
  */
 export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<void> {
   if (finished.length === 0) return;
   await transaction(db, async (trx) => {
     // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
     const existing = new Set((await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).pluck('id')) as string[]);
-    const kept = finished.filter((f) => existing.has(f.job.delivery.id));
+    const kept = finished.filter((f) => existing.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
     if (kept.length === 0) return;
+    // Deliveries first, by ascending id (a claim takes them in that order too); the attempts'
+    // foreign key then only reads rows this transaction already holds.
+    const recorded: Finished[] = [];
+    for (const f of kept) if (await recordDelivery(trx, f, delays, now)) recorded.push(f);
     await trx('webhook_attempts').insert(
       kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,
@@ -36,27 +44,42 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
         error: outcome.error,
       })),
     );
-    for (const { job, outcome } of kept) await recordOne(trx, job, outcome, delays, now);
+    // Per subscription in ascending id order; within one, in the order the attempts finished.
+    const bySubscription = new Map<string, Finished[]>();
+    for (const f of finished) {
+      if (!recorded.includes(f)) continue;
+      const list = bySubscription.get(f.job.delivery.subscription_id) ?? [];
+      list.push(f);
+      bySubscription.set(f.job.delivery.subscription_id, list);
+    }
+    for (const id of [...bySubscription.keys()].sort(compare)) {
+      for (const f of bySubscription.get(id) ?? []) await recordStreak(trx, id, f.outcome, now);
+    }
   });
 }
 
-async function recordOne(trx: Knex.Transaction, job: Job, outcome: Outcome, delays: readonly number[], now: number): Promise<void> {
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+const succeeded = (outcome: Outcome) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+
+/** The delivery's new state; false if another worker holds its lease now. */
+async function recordDelivery(trx: Knex.Transaction, { job, outcome }: Finished, delays: readonly number[], now: number): Promise<boolean> {
   const d = job.delivery;
   const attempts = Number(d.attempts) + 1;
-  const ok = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-  const gone = outcome.status === 410;
   const common = { attempts, last_response_status: outcome.status, last_error: outcome.error, lease_owner: null, updated_at: now };
   let update: Record<string, unknown>;
-  if (ok) update = { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
-  else if (gone || Number(d.retries_left) <= 0) update = { ...common, status: 'failed', next_attempt_at: null };
+  if (succeeded(outcome)) update = { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
+  else if (outcome.status === 410 || Number(d.retries_left) <= 0) update = { ...common, status: 'failed', next_attempt_at: null };
   else update = { ...common, status: 'pending', retries_left: Number(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
-  const changed = await trx('webhook_deliveries').update(update).where({ id: d.id, lease_owner: d.lease_owner });
-  if (changed === 0) return;
+  return (await trx('webhook_deliveries').update(update).where({ id: d.id, lease_owner: d.lease_owner })) > 0;
+}
 
-  const subscriptions = trx('webhook_subscriptions').where({ id: d.subscription_id });
-  if (ok) {
+/** The subscription's failure streak: cleared by a success, started by a failure; 410 or five failing days turn it off. */
+async function recordStreak(trx: Knex.Transaction, subscriptionId: string, outcome: Outcome, now: number): Promise<void> {
+  const subscriptions = trx('webhook_subscriptions').where({ id: subscriptionId });
+  if (succeeded(outcome)) {
     await subscriptions.clone().whereNotNull('failing_since').update({ failing_since: null });
-  } else if (gone) {
+  } else if (outcome.status === 410) {
     await subscriptions.clone().where({ enabled: true }).update({ enabled: false, disabled_reason: 'gone', updated_at: now });
   } else {
     await subscriptions.clone().whereNull('failing_since').update({ failing_since: outcome.startedAt });

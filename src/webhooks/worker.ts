@@ -41,13 +41,29 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
   };
   const unsubscribe = notifier.subscribe(signal);
 
-  /** Records what finished, batching whatever finishes while a batch is being written. */
+  /**
+   * Records what finished, batching whatever finishes while a batch is being written. A batch
+   * that cannot be written (the database is away) goes back to the front of the queue and is
+   * tried again after a pause, so a send is not repeated for want of its record.
+   */
+  let recordFailures = 0;
   function record(): Promise<void> {
     if (recording || finished.length === 0) return recording ?? Promise.resolve();
     const batch = finished;
     finished = [];
     recording = recordOutcomes(db, batch, config.webhookRetryDelays, clock.now())
-      .catch((err: unknown) => log.error({ err, worker: id, deliveries: batch.length }, 'cannot record attempts; their leases will expire and they will be sent again'))
+      .then(
+        () => {
+          recordFailures = 0;
+        },
+        async (err: unknown) => {
+          recordFailures++;
+          const pauseMs = Math.min(100 * 2 ** recordFailures, 5000);
+          log.error({ err, worker: id, deliveries: batch.length, retry_in_ms: pauseMs }, 'cannot record attempts yet; will try again');
+          finished = [...batch, ...finished];
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        },
+      )
       .finally(() => {
         recording = undefined;
         // Retries were just scheduled: the loop may need to wake sooner than it planned.
@@ -132,7 +148,9 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       unsubscribe();
       await running$;
       await Promise.allSettled([...inFlight]);
-      while (finished.length > 0 || recording) await record();
+      // What cannot be recorded by now is left to the leases: those deliveries are sent again.
+      for (let round = 0; round < 5 && (finished.length > 0 || recording); round++) await record();
+      if (finished.length > 0) log.error({ worker: id, deliveries: finished.length }, 'stopped with attempts unrecorded; they will be sent again when their leases end');
       await sender.close();
       log.info({ worker: id }, 'delivery worker stopped');
     },

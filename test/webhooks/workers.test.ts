@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { isMysql } from '../../src/db/dialect.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { startServer, startWorkerProcess, type WorkerProcess } from '../helpers/processes.js';
 import { checkedFetcher, contractOf } from '../helpers/contract.js';
@@ -80,6 +81,47 @@ describe('delivery worker processes', function () {
     }, 10_000, 'every delivery recorded');
     const attempts = (await app.deps.db('webhook_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.subscription_id', subscriptionId).count({ n: '*' }).first()) as { n: number | string };
     expect(Number(attempts.n)).to.equal(1000);
+  });
+
+  it('three workers, six subscriptions, failures and retries while events keep coming: no deadlock, and every send recorded', async function () {
+    const mysql = isMysql(app.deps.db);
+    const deadlocks = async () => (mysql ? Number(((await app.deps.db.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) as [Array<{ Value: string }>])[0][0]?.Value) : 0);
+    const before = await deadlocks();
+    // Half the subscriptions fail each delivery's first attempt: the worker then updates their
+    // failure streak (an X lock on the subscription row) while fan-out inserts deliveries for
+    // them (a shared lock on the same rows, through the foreign key).
+    const seen = new Set<string>();
+    receiver.respond = (r) => {
+      if (!r.path.startsWith('/dl/')) return { delayMs: 40 };
+      const n = Number(r.path.slice(4));
+      const first = !seen.has(`${r.path}${r.id}`);
+      seen.add(`${r.path}${r.id}`);
+      return n >= 3 && first ? { status: 500 } : {};
+    };
+    const subscriptions: string[] = [];
+    for (let n = 0; n < 6; n++) {
+      const sub = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/dl/${n}`, events: ['client.created'] } })).json()) as { id: string; secret: string };
+      receiver.secrets.set(`/dl/${n}`, [sub.secret]);
+      subscriptions.push(sub.id);
+    }
+    workers.push(...(await Promise.all([1, 2, 3].map(() => startWorkerProcess({ ...WORKER_ENV, WEBHOOK_RETRY_DELAYS: '0.2,0.2,0.2' })))));
+    const events = 1000;
+    for (let i = 0; i < events; i += 25) {
+      await Promise.all(Array.from({ length: 25 }, (_, j) => app.request('/v1/clients', { token, method: 'POST', json: { name: `Deadlock ${i + j}` } })));
+    }
+    const expected = events * 6 + events * 3;
+    await waitFor(async () => {
+      const done = (await app.deps.db('webhook_deliveries').whereIn('subscription_id', subscriptions).where('status', 'succeeded').count({ n: '*' }).first()) as { n: number | string };
+      return Number(done.n) === events * 6;
+    }, 80_000, 'every delivery succeeded');
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = receiver.received.filter((r) => r.path.startsWith('/dl/')).length;
+    const attempts = (await app.deps.db('webhook_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').whereIn('d.subscription_id', subscriptions).count({ n: '*' }).first()) as { n: number | string };
+    // Every send has its attempt row, and nothing was sent twice for want of one.
+    expect({ sent, recorded: Number(attempts.n) }).to.deep.equal({ sent: expected, recorded: expected });
+    const output = workers.map((w) => w.output()).join('\n');
+    expect(output).not.to.match(/ER_LOCK_DEADLOCK|deadlock|cannot record|worker cycle failed/i);
+    expect(await deadlocks()).to.equal(before);
   });
 
   it('npm start delivers too, with WORKER=inline, and stops its worker on SIGTERM', async () => {
