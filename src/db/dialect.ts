@@ -74,7 +74,7 @@ const CLAIM_WINDOW = 3;
  * claiming at once rarely want the same rows.
  *
  * SQLite (no row locks, one writer): one UPDATE over a subquery, whose write lock serialises the
- * rest of the transaction, then the rows read back by `set`.
+ * rest of the transaction, RETURNING the keys it took.
  */
 export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
   if (isMysql(trx)) {
@@ -86,10 +86,10 @@ export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise
     if (locked.length > 0) await trx(spec.table).whereIn(spec.key, locked).update(spec.set);
     return locked;
   }
-  await trx(spec.table)
+  const claimed = (await trx(spec.table)
     .whereIn(spec.key, spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit))
-    .update(spec.set);
-  return ((await trx(spec.table).select(spec.key).where(spec.set)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+    .update(spec.set, [spec.key])) as unknown as Record<string, unknown>[];
+  return claimed.map((r) => String(r[spec.key]));
 }
 
 /** Up to `n` of `items`, chosen at random (all of them, in order, when there are no more than `n`). */

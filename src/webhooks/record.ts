@@ -26,13 +26,18 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
   if (finished.length === 0) return;
   await transaction(db, async (trx) => {
     // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
-    const existing = new Set((await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).pluck('id')) as string[]);
-    const kept = finished.filter((f) => existing.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
+    // A delivery leased to someone else now is theirs to record.
+    const rows = (await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).select('id', 'lease_owner')) as Array<{ id: string; lease_owner: string | null }>;
+    const owners = new Map(rows.map((r) => [r.id, r.lease_owner]));
+    const kept = finished.filter((f) => owners.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
     if (kept.length === 0) return;
-    // Deliveries first, by ascending id (a claim takes them in that order too); the attempts'
-    // foreign key then only reads rows this transaction already holds.
-    const recorded: Finished[] = [];
-    for (const f of kept) if (await recordDelivery(trx, f, delays, now)) recorded.push(f);
+    const mine = kept.filter((f) => owners.get(f.job.delivery.id) === f.job.delivery.lease_owner);
+    // Deliveries first (a claim takes them by ascending id too), the same new state in one
+    // statement (typically every success of the batch); the attempts' foreign key then only
+    // reads rows this transaction already holds.
+    for (const { update, lease, ids } of groupUpdates(mine, delays, now)) {
+      await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
+    }
     await trx('webhook_attempts').insert(
       kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,
@@ -44,16 +49,18 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
         error: outcome.error,
       })),
     );
-    // Per subscription in ascending id order; within one, in the order the attempts finished.
-    const bySubscription = new Map<string, Finished[]>();
+    // Per subscription in ascending id order; within one, in the order the attempts finished,
+    // a run of outcomes of one kind counting once (the first of the run).
+    const streaks = new Map<string, Outcome[]>();
     for (const f of finished) {
-      if (!recorded.includes(f)) continue;
-      const list = bySubscription.get(f.job.delivery.subscription_id) ?? [];
-      list.push(f);
-      bySubscription.set(f.job.delivery.subscription_id, list);
+      if (!mine.includes(f)) continue;
+      const list = streaks.get(f.job.delivery.subscription_id) ?? [];
+      const last = list[list.length - 1];
+      if (!last || kindOf(last) !== kindOf(f.outcome)) list.push(f.outcome);
+      streaks.set(f.job.delivery.subscription_id, list);
     }
-    for (const id of [...bySubscription.keys()].sort(compare)) {
-      for (const f of bySubscription.get(id) ?? []) await recordStreak(trx, id, f.outcome, now);
+    for (const id of [...streaks.keys()].sort(compare)) {
+      for (const outcome of streaks.get(id) ?? []) await recordStreak(trx, id, outcome, now);
     }
   });
 }
@@ -62,16 +69,29 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 const succeeded = (outcome: Outcome) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
 
-/** The delivery's new state; false if another worker holds its lease now. */
-async function recordDelivery(trx: Knex.Transaction, { job, outcome }: Finished, delays: readonly number[], now: number): Promise<boolean> {
+const kindOf = (outcome: Outcome) => (succeeded(outcome) ? 'ok' : outcome.status === 410 ? 'gone' : 'failed');
+
+/** A delivery's new state after an attempt. */
+function deliveryUpdate({ job, outcome }: Finished, delays: readonly number[], now: number): Record<string, unknown> {
   const d = job.delivery;
   const attempts = Number(d.attempts) + 1;
   const common = { attempts, last_response_status: outcome.status, last_error: outcome.error, lease_owner: null, updated_at: now };
-  let update: Record<string, unknown>;
-  if (succeeded(outcome)) update = { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
-  else if (outcome.status === 410 || Number(d.retries_left) <= 0) update = { ...common, status: 'failed', next_attempt_at: null };
-  else update = { ...common, status: 'pending', retries_left: Number(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
-  return (await trx('webhook_deliveries').update(update).where({ id: d.id, lease_owner: d.lease_owner })) > 0;
+  if (succeeded(outcome)) return { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
+  if (outcome.status === 410 || Number(d.retries_left) <= 0) return { ...common, status: 'failed', next_attempt_at: null };
+  return { ...common, status: 'pending', retries_left: Number(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
+}
+
+/** The new states grouped: deliveries of one lease with the very same new state are one UPDATE. */
+function groupUpdates(finished: readonly Finished[], delays: readonly number[], now: number): Array<{ update: Record<string, unknown>; lease: string | null; ids: string[] }> {
+  const groups = new Map<string, { update: Record<string, unknown>; lease: string | null; ids: string[] }>();
+  for (const f of finished) {
+    const update = deliveryUpdate(f, delays, now);
+    const key = JSON.stringify([update, f.job.delivery.lease_owner]);
+    const group = groups.get(key) ?? { update, lease: f.job.delivery.lease_owner, ids: [] };
+    group.ids.push(f.job.delivery.id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
 }
 
 /** The subscription's failure streak: cleared by a success, started by a failure; 410 or five failing days turn it off. */

@@ -108,6 +108,14 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     return due === undefined ? poll : Math.min(poll, Math.max(due - clock.now(), 5));
   }
 
+  /**
+   * Claims wait until a quarter of the slots are free: a claim for every attempt that finishes
+   * would keep the database busy with tiny transactions (on SQLite, on the one connection the
+   * API needs too).
+   */
+  const minClaim = Math.max(1, Math.floor(config.webhookConcurrency / 4));
+  const freeSlots = () => config.webhookConcurrency - inFlight.size;
+
   async function loop(): Promise<void> {
     while (running) {
       signalled = false;
@@ -115,9 +123,8 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       try {
         const fanned = await fanOut(db, clock.now(), FAN_OUT_BATCH, retries, 1 + Math.floor(Math.random() * 2 ** 48));
         busy = fanned.events > 0;
-        const free = config.webhookConcurrency - inFlight.size;
-        if (free > 0 && running) {
-          const jobs = await claimDue(db, `${id}:${++claims}`, clock.now(), config.webhookLeaseMs, Math.min(free, CLAIM_BATCH));
+        if (freeSlots() >= minClaim && running) {
+          const jobs = await claimDue(db, `${id}:${++claims}`, clock.now(), config.webhookLeaseMs, Math.min(freeSlots(), CLAIM_BATCH));
           // Test deliveries go out even to a subscription that is off: the client asked for them.
           const unsendable = jobs.filter((j) => j.deleted || (!j.enabled && j.delivery.event_type !== 'webhook.test'));
           if (unsendable.length > 0) await failUnsendable(db, unsendable, clock.now());
@@ -129,11 +136,17 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
         await new Promise((resolve) => setTimeout(resolve, 1000));
         continue;
       }
+      // Whatever came in meanwhile (the API's requests, in an inline worker) goes first.
+      await new Promise((resolve) => setImmediate(resolve));
+      // Slots short: wait, without touching the database, until finishing attempts free enough.
+      while (running && freeSlots() < minClaim) {
+        signalled = false;
+        await sleep(1000);
+      }
       if (!running) break;
-      // Busy: go again at once, unless every slot is taken (then a finishing attempt wakes us).
-      // Idle: sleep until the outbox signal, or poll; slower when signals cross processes.
-      if (inFlight.size >= config.webhookConcurrency) await sleep(1000);
-      else if (!busy) await sleep(await idleFor());
+      // Busy: go again at once. Idle: sleep until the outbox signal, or poll; slower when
+      // signals cross processes.
+      if (!busy) await sleep(await idleFor());
     }
   }
 
