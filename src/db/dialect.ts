@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { CommitOutcomeUnknown, isUnavailable } from '../errors.js';
 
 /** The few places where MySQL and SQLite report the same thing differently. */
 
@@ -31,15 +32,21 @@ const DEADLOCK_ATTEMPTS = 5;
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const sqlite = !isMysql(db);
   for (let attempt = 1; ; attempt++) {
+    let committing = false;
     try {
       return await db.transaction(async (trx) => {
         // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
         // A transaction that reads, then writes after another process committed, fails with
         // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
         if (sqlite) await trx.raw('UPDATE workspaces SET id = id WHERE 0');
-        return work(trx);
+        const result = await work(trx);
+        committing = true;
+        return result;
       });
     } catch (error) {
+      // Lost at COMMIT: the server may have committed. Said apart from a failure before it,
+      // which certainly wrote nothing, so callers can find out or say so.
+      if (committing && isUnavailable(error)) throw new CommitOutcomeUnknown(error);
       if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
     }

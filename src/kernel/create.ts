@@ -1,6 +1,7 @@
 import { isDuplicateKey, transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
+import { CommitOutcomeUnknown, outcomeUnknown } from '../errors.js';
 import { authOf, type Ctx } from '../http/context.js';
 import { newId } from '../ids.js';
 import type { Row } from './define.js';
@@ -58,7 +59,15 @@ export function createHandler(deps: WriteDeps, registry: Registry, resource: Com
         const winner = await lookUp(db, workspaceId, idempotent, now);
         if (winner.found === 'answer') return send(ctx, winner.answer, true);
       }
-      throw error;
+      if (!(error instanceof CommitOutcomeUnknown)) throw error;
+      // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
+      let written: boolean;
+      try {
+        written = (await db(def.table).first('id').where({ id: row.id, workspace_id: workspaceId })) !== undefined;
+      } catch {
+        throw outcomeUnknown(idempotent !== undefined);
+      }
+      if (!written) throw error.cause;
     }
     notifier.notify();
     send(ctx, answer, false);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { ApiError, isUnavailable, toProblem } from '../../errors.js';
+import { ApiError, CommitOutcomeUnknown, isUnavailable, outcomeUnknown, toProblem } from '../../errors.js';
 import type { Ctx } from '../context.js';
 
 /**
@@ -14,9 +14,12 @@ export function errorRenderer(log: Logger) {
       let error: ApiError;
       if (caught instanceof ApiError) {
         error = caught;
+      } else if (caught instanceof CommitOutcomeUnknown) {
+        log.error({ err: caught.cause, request_id: ctx.state.requestId }, 'database connection lost while committing; outcome unknown');
+        error = outcomeUnknown(ctx.method === 'POST' && ctx.get('idempotency-key') !== '');
       } else if (isUnavailable(caught)) {
         log.error({ err: caught, request_id: ctx.state.requestId }, 'database unavailable');
-        error = new ApiError('unavailable', 'The service cannot reach its database; try again shortly.', { headers: { 'Retry-After': '5' } });
+        error = new ApiError('unavailable', 'The service cannot reach its database; nothing was changed. Try again shortly.', { headers: { 'Retry-After': '5' } });
       } else {
         log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
         error = new ApiError('internal_error', `Something went wrong on our side; quote request id ${ctx.state.requestId}.`);
@@ -28,3 +31,4 @@ export function errorRenderer(log: Logger) {
     }
   };
 }
+

@@ -1,0 +1,69 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy in front of MariaDB that can cut a connection exactly at COMMIT: the COMMIT
+ * reaches the server (which commits), and the client's connection is closed before the answer
+ * comes back, as when a network drops at the worst moment. While `refuse` is set, new
+ * connections are closed at once (the database "is still away").
+ */
+export interface CommitCutter {
+  url: string;
+  /** Cut the next connection that sends COMMIT, once. */
+  armed: boolean;
+  refuse: boolean;
+  /** How many connections were cut at COMMIT. */
+  cuts: number;
+  close(): Promise<void>;
+}
+
+const COMMIT = Buffer.from([0x03, ...Buffer.from('COMMIT')]);
+
+export async function startCommitCutter(databaseUrl: string): Promise<CommitCutter> {
+  const target = new URL(databaseUrl);
+  const sockets = new Set<net.Socket>();
+  const cutter = { armed: false, refuse: false, cuts: 0 } as CommitCutter;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => undefined);
+    if (cutter.refuse) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port || 3306), target.hostname);
+    sockets.add(upstream);
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on('error', () => client.destroy());
+    let cutting = false;
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk);
+      if (cutter.armed && chunk.includes(COMMIT)) {
+        cutter.armed = false;
+        cutting = true;
+        cutter.cuts++;
+        // Long enough for the server to commit; its answer is never passed on.
+        setTimeout(() => {
+          client.destroy();
+          upstream.destroy();
+        }, 100);
+      }
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!cutting) client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as net.AddressInfo).port);
+  cutter.url = url.href;
+  cutter.close = async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return cutter;
+}

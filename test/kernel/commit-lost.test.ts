@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import { startApp, type TestApp } from '../helpers/app.js';
+import { backend } from '../helpers/backend.js';
+import { startCommitCutter, type CommitCutter } from '../helpers/mysql-proxy.js';
+import { problem } from '../helpers/problem.js';
+
+type Obj = Record<string, unknown> & { id: string };
+
+describe('a write whose connection is lost at COMMIT', () => {
+  let cutter: CommitCutter;
+  let app: TestApp;
+  let token: string;
+  let workspaceId: string;
+
+  before(async function () {
+    // SQLite has no connection to lose: a failed COMMIT there wrote nothing, and says so.
+    if (backend().kind !== 'mysql') this.skip();
+    cutter = await startCommitCutter(backend().env.DATABASE_URL ?? '');
+    app = await startApp({ env: { DATABASE_URL: cutter.url } });
+    ({ token, workspaceId } = await app.workspaceWithKey());
+  });
+  after(async () => {
+    await app?.close();
+    await cutter?.close();
+  });
+
+  const events = async (objectId: string) => Number(((await app.deps.db('events').where({ object_id: objectId }).count({ n: '*' }).first()) as { n: number | string }).n);
+
+  it('answers 201 for a create that was committed: the service made the id, so it checks', async () => {
+    cutter.armed = true;
+    const res = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Committed anyway' } });
+    expect(cutter.cuts).to.equal(1);
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const deal = (await res.json()) as Obj;
+    expect(res.headers.get('location')).to.equal(`/v1/deals/${deal.id}`);
+    const stored = (await app.deps.db('deals').where({ id: deal.id, workspace_id: workspaceId })) as Obj[];
+    expect(stored).to.have.length(1);
+    expect(await events(deal.id)).to.equal(1);
+  });
+
+  it('says the outcome is unknown when it cannot check, and a retry with the same Idempotency-Key answers the committed create once', async () => {
+    cutter.armed = true;
+    cutter.refuse = true;
+    const headers = { 'idempotency-key': 'lost-at-commit-1' };
+    let first: Response;
+    try {
+      first = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown' }, headers });
+    } finally {
+      cutter.refuse = false;
+    }
+    const body = await problem(first, 503, 'unavailable');
+    expect(first.headers.get('retry-after')).to.equal('5');
+    expect(body.detail).to.match(/whether it was made is unknown/).and.match(/same Idempotency-Key is safe/);
+    const retry = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown' }, headers });
+    expect(retry.status).to.equal(201);
+    expect(retry.headers.get('idempotent-replayed')).to.equal('true');
+    const deal = (await retry.json()) as Obj;
+    expect(await app.deps.db('deals').where({ workspace_id: workspaceId, title: 'Unknown' }).count({ n: '*' }).first()).to.deep.equal({ n: 1 });
+    expect(await events(deal.id)).to.equal(1);
+  });
+
+  it('says the outcome is unknown for a PATCH cut at COMMIT, and that repeating it is safe', async () => {
+    const deal = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Before' } })).json()) as Obj;
+    cutter.armed = true;
+    const body = await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: 'After' } }), 503, 'unavailable');
+    expect(body.detail).to.match(/whether it was made is unknown/).and.match(/PATCH or DELETE may simply be repeated/);
+    // It was committed: the object and its event are there.
+    expect(((await (await app.request(`/v1/deals/${deal.id}`, { token })).json()) as Obj).title).to.equal('After');
+    expect(await events(deal.id)).to.equal(2);
+  });
+});
