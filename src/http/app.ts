@@ -39,7 +39,8 @@ export function createApp(deps: Deps, registry: Registry): App {
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
   const lookup = new KeyLookup(deps.db, deps.clock, keyCacheTtl(deps), deps.log);
 
-  const router = new Router<AppState, AppContext>();
+  // Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404).
+  const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });
   mountMeta(router, registry);
   mountResources(router, registry, deps);
   mountWebhooks(router, registry, deps, createResolve(deps.config.webhookDnsServers));
