@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { insertSamples } from '../../src/kernel/fixtures.js';
 import { startApp, type TestApp } from '../helpers/app.js';
+import { backend } from '../helpers/backend.js';
 import { checkedFetcher, resolvePointer } from '../helpers/contract.js';
 import { startDnsServer, type DnsServer } from '../helpers/dns.js';
 
@@ -183,7 +184,8 @@ describe('requests generated from the OpenAPI document (fast-check)', function (
   before(async () => {
     dns = await startDnsServer();
     dns.records.set('hooks.example.com', ['93.184.215.14']);
-    app = await startApp({ env: { WEBHOOK_DNS_SERVERS: dns.address, AUTH_FAILURE_LIMIT: '100000' } });
+    // Its own Redis prefix: its many failed authentications from 127.0.0.1 must not count against other tests' apps.
+    app = await startApp({ env: { WEBHOOK_DNS_SERVERS: dns.address, AUTH_FAILURE_LIMIT: '100000', REDIS_PREFIX: `${backend().env.REDIS_PREFIX ?? ''}fuzz:` } });
   });
   after(async () => {
     await app?.close();

@@ -77,6 +77,12 @@ describe('errors and headers of every answer', () => {
     expect((await app.request('/v1/leads', { token: readOnlyToken })).status).to.equal(200);
   });
 
+  it('serves paths exactly as documented: a trailing slash or other letter case is 404', async () => {
+    for (const path of ['/v1/deals/', '/V1/deals', '/v1/Deals', '/v1/health/']) {
+      await problem(await app.request(path, { token }), 404, 'not_found');
+    }
+  });
+
   it('checks the route before the scope: an unknown path is 404 even for a narrow key', async () => {
     await problem(await app.request('/v1/nothing-here', { token: readOnlyToken }), 404, 'not_found');
   });
