@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
+import { publicApi } from '../api/public.js';
 import { loadRegistry, PluginLoadError } from '../kernel/registry.js';
 import { buildOpenApi, serviceVersion } from '../openapi/document.js';
 
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
   const config = loadConfig(process.env);
   const registry = await loadRegistry(config.pluginsDir);
-  const text = `${JSON.stringify(buildOpenApi(registry, serviceVersion()), null, 2)}\n`;
+  const text = `${JSON.stringify(buildOpenApi(publicApi(registry), registry, serviceVersion()), null, 2)}\n`;
   if (out) {
     fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
     fs.writeFileSync(out, text);

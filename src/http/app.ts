@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { KEY_CACHE_MS, KeyLookup } from '../auth/lookup.js';
 import type { Deps } from '../deps.js';
-import { mountResources } from '../kernel/routes.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
 import type { AppContext, AppState } from './context.js';
@@ -12,9 +11,8 @@ import { errorRenderer } from './middleware/errors.js';
 import { fallback } from './middleware/fallback.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
-import { mountMeta } from './routes/meta.js';
-import { mountOpenApi, OPENAPI_PATH } from './routes/openapi.js';
-import { mountWebhooks } from './routes/webhooks.js';
+import { mount, mountReserved } from './mount.js';
+import { publicApi } from '../api/public.js';
 import { createResolve } from '../webhooks/ssrf.js';
 import { buildOpenApi, serviceVersion } from '../openapi/document.js';
 
@@ -41,17 +39,20 @@ export function createApp(deps: Deps, registry: Registry): App {
 
   // Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404).
   const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });
-  mountMeta(router, registry);
-  mountResources(router, registry, deps);
-  mountWebhooks(router, registry, deps, createResolve(deps.config.webhookDnsServers));
-  mountOpenApi(router, registry, buildOpenApi(registry, serviceVersion()));
+  // The document is built from the same routes, and serialised once.
+  let document = '';
+  const api = publicApi(registry, () => document);
+  document = JSON.stringify(buildOpenApi(api, registry, serviceVersion()));
+  mount(router, api, { ...deps, resolve: createResolve(deps.config.webhookDnsServers) });
+  mountReserved(router, api.base, registry);
+  const publicPaths = new Set(api.routes.filter((r) => r.access === 'public').map((r) => `${api.base}${r.path}`));
 
   // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const chain = [
     requestId(),
     accessLog(deps.log),
     errorRenderer(deps.log),
-    authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths: new Set([OPENAPI_PATH]) }),
+    authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clockInjected ? deps.clock : undefined }),
     fallback(),
     router.routes(),

@@ -1,18 +1,7 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
+import type { AuthContext, RateLimitState } from '../auth/caller.js';
 
-export interface AuthContext {
-  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number };
-  workspace: { id: string; name: string; plan: string };
-  /** The key's scopes that its workspace's plan allows now. */
-  scopes: ReadonlySet<string>;
-}
-
-export interface RateLimitState {
-  limit: number;
-  remaining: number;
-  /** Seconds until the next slot frees. */
-  reset: number;
-}
+export type { AuthContext, RateLimitState };
 
 export interface AppState {
   requestId: string;

@@ -2,10 +2,9 @@ import { isDuplicateKey, transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../errors.js';
-import { authOf, type Ctx } from '../http/context.js';
 import { newId } from '../ids.js';
 import type { Row } from './define.js';
-import { type Answer, idempotentRequest, lookUp, remember, send } from './idempotency.js';
+import { type Answer, type IdempotentRequest, lookUp, remember } from './idempotency.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { toObject } from './rows.js';
@@ -24,52 +23,55 @@ function newRow(resource: CompiledResource, workspaceId: string, body: Row, now:
   return row;
 }
 
+/** What a create answers: the answer to send, and whether it replays an earlier one. */
+export interface Created {
+  answer: Answer;
+  replayed: boolean;
+}
+
 /**
- * POST: 201 with the object and its Location. The row, its events and (with an Idempotency-Key)
- * the answer commit together; a concurrent request with the same key replays this answer.
+ * Creates an object: 201 with it and its Location. The row, its events and (with an
+ * Idempotency-Key) the answer commit together; a concurrent request with the same key replays
+ * this answer. If the connection is lost at COMMIT, a new connection tells whether the row
+ * (whose id is ours) was written.
  */
-export function createHandler(deps: WriteDeps, registry: Registry, resource: CompiledResource) {
+export async function createObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined): Promise<Created> {
   const { def } = resource;
   const { db, clock, notifier } = deps;
-  return async (ctx: Ctx) => {
-    const workspaceId = authOf(ctx).workspace.id;
-    const body = ctx.state.body ?? {};
-    checkInitialState(resource, body);
-    const idempotent = idempotentRequest(ctx, body);
-    const now = clock.now();
-    let expired = false;
-    if (idempotent) {
-      const earlier = await lookUp(db, workspaceId, idempotent, now);
-      if (earlier.found === 'answer') return send(ctx, earlier.answer, true);
-      expired = earlier.found === 'expired';
-    }
+  checkInitialState(resource, body);
+  const now = clock.now();
+  let expired = false;
+  if (idempotent) {
+    const earlier = await lookUp(db, workspaceId, idempotent, now);
+    if (earlier.found === 'answer') return { answer: earlier.answer, replayed: true };
+    expired = earlier.found === 'expired';
+  }
 
-    const row = newRow(resource, workspaceId, body, now);
-    const object = toObject(resource, row);
-    const answer: Answer = { status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) };
-    try {
-      await transaction(db, async (trx) => {
-        await checkReferences(trx, registry, resource, workspaceId, body);
-        if (idempotent) await remember(trx, workspaceId, idempotent, answer, now, expired);
-        await trx(def.table).insert(row);
-        await writeEvents(trx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
-      });
-    } catch (error) {
-      if (idempotent && isDuplicateKey(error)) {
-        const winner = await lookUp(db, workspaceId, idempotent, now);
-        if (winner.found === 'answer') return send(ctx, winner.answer, true);
-      }
-      if (!(error instanceof CommitOutcomeUnknown)) throw error;
-      // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
-      let written: boolean;
-      try {
-        written = (await db(def.table).first('id').where({ id: row.id, workspace_id: workspaceId })) !== undefined;
-      } catch {
-        throw outcomeUnknown(idempotent !== undefined);
-      }
-      if (!written) throw error.cause;
+  const row = newRow(resource, workspaceId, body, now);
+  const object = toObject(resource, row);
+  const answer: Answer = { status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) };
+  try {
+    await transaction(db, async (trx) => {
+      await checkReferences(trx, registry, resource, workspaceId, body);
+      if (idempotent) await remember(trx, workspaceId, idempotent, answer, now, expired);
+      await trx(def.table).insert(row);
+      await writeEvents(trx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+    });
+  } catch (error) {
+    if (idempotent && isDuplicateKey(error)) {
+      const winner = await lookUp(db, workspaceId, idempotent, now);
+      if (winner.found === 'answer') return { answer: winner.answer, replayed: true };
     }
-    notifier.notify();
-    send(ctx, answer, false);
-  };
+    if (!(error instanceof CommitOutcomeUnknown)) throw error;
+    // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
+    let written: boolean;
+    try {
+      written = (await db(def.table).first('id').where({ id: row.id, workspace_id: workspaceId })) !== undefined;
+    } catch {
+      throw outcomeUnknown(idempotent !== undefined);
+    }
+    if (!written) throw error.cause;
+  }
+  notifier.notify();
+  return { answer, replayed: false };
 }

@@ -1,5 +1,4 @@
-import type { Middleware } from 'koa';
-import type { AppContext, AppState } from '../http/context.js';
+import type { Handle } from './route.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type Row = Record<string, unknown>;
@@ -17,7 +16,8 @@ export interface EventDeclaration {
   when: (change: Change) => boolean;
 }
 
-export type Handler = Middleware<AppState, AppContext>;
+/** A plugin's own handler for one of its routes, in place of the generated one. */
+export type Handler = Handle;
 
 export interface ResourceDeclaration {
   /** Singular, lower case: `deal`. Events are named `<name>.<event>`. */

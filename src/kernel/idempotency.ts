@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiError } from '../errors.js';
-import type { Ctx } from '../http/context.js';
 
 /** How long the first answer to a POST is remembered (API.md section 6). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -35,16 +34,18 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The request's Idempotency-Key (1-255 visible ASCII characters), if it sent one. */
-export function idempotentRequest(ctx: Ctx, body: unknown): IdempotentRequest | undefined {
-  const key = ctx.get(IDEMPOTENCY_HEADER);
+/**
+ * The request's Idempotency-Key (1-255 visible ASCII characters), if it sent one, tied to its
+ * method, path and body.
+ */
+export function idempotentRequest(key: string, method: string, path: string, body: unknown): IdempotentRequest | undefined {
   if (key === '') return undefined;
   if (!IDEMPOTENCY_KEY.test(key)) {
     throw new ApiError('invalid_parameter', `${IDEMPOTENCY_HEADER} must be 1 to 255 visible ASCII characters.`, {
       errors: [{ parameter: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters (a UUID is a good choice)' }],
     });
   }
-  return { keyHash: sha256(key), requestHash: sha256(`${ctx.method} ${ctx.path}\n${canonical(body)}`) };
+  return { keyHash: sha256(key), requestHash: sha256(`${method} ${path}\n${canonical(body)}`) };
 }
 
 export type Lookup = { found: 'none' } | { found: 'expired' } | { found: 'answer'; answer: Answer };
@@ -88,15 +89,6 @@ export async function remember(trx: Knex.Transaction, workspaceId: string, reque
     body: answer.body,
     created_at: now,
   });
-}
-
-/** Sends a remembered (or just made) answer. */
-export function send(ctx: Ctx, answer: Answer, replayed: boolean): void {
-  ctx.status = answer.status;
-  if (answer.location) ctx.set('Location', answer.location);
-  if (replayed) ctx.set('Idempotent-Replayed', 'true');
-  ctx.type = 'application/json; charset=utf-8';
-  ctx.body = answer.body;
 }
 
 /** Removes keys whose 24 hours are over; returns how many. Safe to run from any number of processes. */

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { authOf, type Ctx } from '../http/context.js';
 import { decodeCursor } from './cursor.js';
 import type { Row } from './define.js';
 import { afterKeyset, toPage } from './keyset.js';
@@ -46,10 +45,4 @@ export async function listPage(db: Knex, resource: CompiledResource, workspaceId
       .orderBy(keyset.map((k) => ({ ...k, column: `r.${k.column}` })))) as Row[];
   }
   return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, (row) => toObject(resource, row));
-}
-
-export function listHandler(db: Knex, resource: CompiledResource) {
-  return async (ctx: Ctx) => {
-    ctx.body = await listPage(db, resource, authOf(ctx).workspace.id, ctx.state.query as ListQuery);
-  };
 }

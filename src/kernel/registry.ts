@@ -1,22 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ValidateFunction } from 'ajv';
 import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
-import { createBodySchema, EMPTY_QUERY_SCHEMA, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
+import { createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 
 export interface CompiledResource {
   readonly def: Resource;
   readonly file: string;
   readonly objectSchema: JsonSchema;
   readonly listQuerySchema: JsonSchema;
-  readonly validateListQuery: ValidateFunction;
   readonly createBodySchema: JsonSchema;
   readonly updateBodySchema: JsonSchema;
-  readonly validateCreate: ValidateFunction;
-  readonly validateUpdate: ValidateFunction;
   /** Columns read for the object, in output order. */
   readonly columns: readonly string[];
   /** date-time fields, stored as epoch milliseconds. */
@@ -29,7 +25,6 @@ export interface Registry {
   readonly resources: readonly CompiledResource[];
   readonly reserved: readonly Reserved[];
   readonly byName: ReadonlyMap<string, CompiledResource>;
-  readonly validateEmptyQuery: ValidateFunction;
 }
 
 export class PluginLoadError extends Error {
@@ -94,14 +89,12 @@ export async function loadRegistry(dir: string): Promise<Registry> {
     const query = listQuerySchema(plugin);
     const createBody = createBodySchema(plugin);
     const updateBody = updateBodySchema(plugin);
-    let validateListQuery: ValidateFunction;
-    let validateCreate: ValidateFunction;
-    let validateUpdate: ValidateFunction;
+    // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
     try {
       schemaAjv.compile(object);
-      validateListQuery = queryAjv.compile(query);
-      validateCreate = schemaAjv.compile(createBody);
-      validateUpdate = schemaAjv.compile(updateBody);
+      queryAjv.compile(query);
+      schemaAjv.compile(createBody);
+      schemaAjv.compile(updateBody);
     } catch (err) {
       throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
     }
@@ -112,11 +105,8 @@ export async function loadRegistry(dir: string): Promise<Registry> {
         file,
         objectSchema: object,
         listQuerySchema: query,
-        validateListQuery,
         createBodySchema: createBody,
         updateBodySchema: updateBody,
-        validateCreate,
-        validateUpdate,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
         momentFields: Object.freeze(fields.filter((f) => plugin.fields[f]?.format === 'date-time')),
         booleanFields: Object.freeze(fields.filter((f) => [plugin.fields[f]?.type].flat().includes('boolean'))),
@@ -140,6 +130,5 @@ export async function loadRegistry(dir: string): Promise<Registry> {
     resources: Object.freeze(resources),
     reserved: Object.freeze(reserved),
     byName,
-    validateEmptyQuery: queryAjv.compile(EMPTY_QUERY_SCHEMA),
   });
 }

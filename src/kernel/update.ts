@@ -1,7 +1,6 @@
 import { transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from '../events/outbox.js';
-import { authOf, type Ctx } from '../http/context.js';
 import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
@@ -10,35 +9,32 @@ import { toObject } from './rows.js';
 import { checkTransition, stampsFor } from './state.js';
 
 /**
- * PATCH: 200 with the object after the change. Only fields whose value differs are written; a
+ * Changes an object: the object after the change. Only fields whose value differs are written; a
  * body that changes nothing writes nothing and emits no event.
  */
-export function updateHandler(deps: WriteDeps, registry: Registry, resource: CompiledResource) {
+export async function updateObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, id: string, body: Row): Promise<Row> {
   const { def } = resource;
   const { db, clock, notifier } = deps;
-  return async (ctx: Ctx) => {
-    const workspaceId = authOf(ctx).workspace.id;
-    const body = ctx.state.body ?? {};
-    const now = clock.now();
-    let wrote = false;
-    ctx.body = await transaction(db, async (trx) => {
-      const row = await findForUpdate(trx, resource, workspaceId, String(ctx.params.id));
-      const before = toObject(resource, row);
-      checkTransition(resource, before, body);
-      const changes: Row = {};
-      // Compared as clients see the values (a stored boolean is 0 or 1).
-      for (const [field, value] of Object.entries(body)) if (before[field] !== value) changes[field] = value;
-      if (Object.keys(changes).length === 0) return before;
+  const now = clock.now();
+  let wrote = false;
+  const object = await transaction(db, async (trx) => {
+    const row = await findForUpdate(trx, resource, workspaceId, id);
+    const before = toObject(resource, row);
+    checkTransition(resource, before, body);
+    const changes: Row = {};
+    // Compared as clients see the values (a stored boolean is 0 or 1).
+    for (const [field, value] of Object.entries(body)) if (before[field] !== value) changes[field] = value;
+    if (Object.keys(changes).length === 0) return before;
 
-      await checkReferences(trx, registry, resource, workspaceId, changes);
-      if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
-      changes.updated_at = now;
-      await trx(def.table).update(changes).where({ workspace_id: workspaceId, id: row.id });
-      const after = toObject(resource, { ...row, ...changes });
-      await writeEvents(trx, eventsFor(resource, workspaceId, { before, after }, now));
-      wrote = true;
-      return after;
-    });
-    if (wrote) notifier.notify();
-  };
+    await checkReferences(trx, registry, resource, workspaceId, changes);
+    if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
+    changes.updated_at = now;
+    await trx(def.table).update(changes).where({ workspace_id: workspaceId, id: row.id });
+    const after = toObject(resource, { ...row, ...changes });
+    await writeEvents(trx, eventsFor(resource, workspaceId, { before, after }, now));
+    wrote = true;
+    return after;
+  });
+  if (wrote) notifier.notify();
+  return object;
 }

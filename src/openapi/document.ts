@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR } from '../config.js';
-import { SANE_REQUEST_ID } from '../http/middleware/request-id.js';
-import { BODY_ENCODINGS, MAX_BODY_BYTES } from '../http/middleware/body.js';
+import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../wire.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
+import type { Api } from '../kernel/route.js';
 import { eventSchemas, webhooks } from './events.js';
-import { META_SCHEMAS, metaPaths } from './meta.js';
+import { META_SCHEMAS } from './meta.js';
+import { pathsOf } from './operation.js';
 import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
-import { resourcePaths, resourceSchemas } from './resources.js';
-import { WEBHOOK_SCHEMAS, webhookPaths } from './webhooks.js';
+import { resourceSchemas } from './resources.js';
+import { WEBHOOK_SCHEMAS } from './webhooks.js';
 
 const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, proposals and invoices, with webhooks.
 
@@ -50,21 +51,17 @@ function tags(registry: Registry): JsonSchema[] {
  * The OpenAPI 3.1 document of this server, built from the registry at boot: the same schemas
  * the routes validate with, so it cannot drift from them.
  */
-export function buildOpenApi(registry: Registry, version: string): JsonSchema {
-  const paths: Record<string, JsonSchema> = {};
+export function buildOpenApi(api: Api, registry: Registry, version: string): JsonSchema {
   const problems = new ProblemResponses();
   const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry) };
-  for (const resource of registry.resources) {
-    Object.assign(paths, resourcePaths(resource, problems));
-    Object.assign(schemas, resourceSchemas(resource));
-  }
-  Object.assign(paths, webhookPaths(problems), metaPaths(problems));
+  for (const resource of registry.resources) Object.assign(schemas, resourceSchemas(resource));
+  const paths = pathsOf(api, problems);
 
   return {
     openapi: '3.1.0',
-    info: { title: 'Workspace API', version, description: DESCRIPTION + reservedText(registry), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    info: { title: api.title, version, description: DESCRIPTION + reservedText(registry), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    servers: [{ url: '/v1', description: 'This server.' }],
+    servers: [{ url: api.base, description: 'This server.' }],
     security: [{ bearerAuth: [] }],
     tags: tags(registry),
     paths,

@@ -1,8 +1,5 @@
 import type { JsonSchema } from '../kernel/define.js';
-import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
-import { operation, ref, type OperationSpec } from './operation.js';
-import type { ProblemResponses } from './problems.js';
 
 const str = { type: 'string' };
 const int = (minimum: number) => ({ type: 'integer', minimum });
@@ -40,57 +37,3 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
     data: { type: 'array', items: obj({ name: { type: 'string', examples: ['deal.stage_changed'] }, resource: str, description: str }) },
   }),
 };
-
-/** The kernel's own read endpoints: any valid key, no resource scope; the document itself is public. */
-export function metaPaths(problems: ProblemResponses): Record<string, JsonSchema> {
-  const op = (spec: OperationSpec) => operation(spec, problems);
-  return {
-    '/health': {
-      get: op({
-        operationId: 'getHealth',
-        summary: 'Check the service and the calling key',
-        tag: 'meta',
-        scope: null,
-        query: EMPTY_QUERY_SCHEMA,
-        success: { status: 200, description: 'Up.', schema: ref('Health') },
-        errors: ['invalid_parameter'],
-      }),
-    },
-    '/scopes': {
-      get: op({
-        operationId: 'listScopes',
-        summary: 'List the scope catalog',
-        description: 'Every scope a key can hold, built from the resource plugins, and whether the calling key holds it.',
-        tag: 'meta',
-        scope: null,
-        query: EMPTY_QUERY_SCHEMA,
-        success: { status: 200, description: 'The scope catalog.', schema: ref('ScopeList') },
-        errors: ['invalid_parameter'],
-      }),
-    },
-    '/events': {
-      get: op({
-        operationId: 'listEventTypes',
-        summary: 'List the event catalog',
-        description: 'Every event type a webhook can subscribe to, built from the resource plugins. Each one is described, with its payload, under `webhooks` in this document.',
-        tag: 'meta',
-        scope: null,
-        query: EMPTY_QUERY_SCHEMA,
-        success: { status: 200, description: 'The event catalog.', schema: ref('EventList') },
-        errors: ['invalid_parameter'],
-      }),
-    },
-    '/openapi.json': {
-      get: op({
-        operationId: 'getOpenApi',
-        summary: 'This document',
-        description: 'The API as OpenAPI 3.1, generated at start-up from the resource plugins. Public: no token needed.',
-        tag: 'meta',
-        scope: 'public',
-        query: EMPTY_QUERY_SCHEMA,
-        success: { status: 200, description: 'The OpenAPI document.', schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } } } },
-        errors: ['invalid_parameter', 'internal_error'],
-      }),
-    },
-  };
-}

@@ -1,36 +1,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../kernel/define.js';
+import type { Api, Route } from '../kernel/route.js';
 import { AUTHENTICATED_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
-
-export interface Success {
-  status: number;
-  description: string;
-  /** The JSON body; none for 204. */
-  schema?: JsonSchema;
-  headers?: Record<string, JsonSchema>;
-}
-
-export interface OperationSpec {
-  operationId: string;
-  summary: string;
-  description?: string;
-  tag: string;
-  /** The scope the key needs; `null`: any valid key; `'public'`: no token at all. */
-  scope: string | null | 'public';
-  /** Path parameters, by name. */
-  pathParams?: Record<string, JsonSchema>;
-  /** The query string's JSON Schema, as the route validates it; anything not in it is refused. */
-  query?: JsonSchema;
-  headerParams?: JsonSchema[];
-  /** The JSON request body's schema (a $ref). */
-  body?: JsonSchema;
-  /** Media types the body may come as; default application/json. */
-  bodyTypes?: readonly string[];
-  /** None for a reserved path, which only ever answers 501. */
-  success?: Success;
-  /** What this operation can answer beyond the errors of every authenticated request. */
-  errors: readonly ErrorCode[];
-}
 
 /** What reading a JSON body can answer (src/http/middleware/body.ts). */
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
@@ -43,9 +14,9 @@ function parameter(name: string, location: 'path' | 'query', schema: JsonSchema)
   return { name, in: location, required: location === 'path', ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema };
 }
 
-/** One OpenAPI operation object: parameters, body, the success answer and every error answer. */
-export function operation(spec: OperationSpec, problems: ProblemResponses): JsonSchema {
-  const isPublic = spec.scope === 'public';
+/** One OpenAPI operation object, from its route: parameters, body, the success answer and every error answer. */
+export function operation(spec: Route, problems: ProblemResponses): JsonSchema {
+  const isPublic = spec.access === 'public';
   const parameters = [
     ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => parameter(name, 'path', schema)),
     ...Object.entries((spec.query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => parameter(name, 'query', schema)),
@@ -66,9 +37,16 @@ export function operation(spec: OperationSpec, problems: ProblemResponses): Json
     summary: spec.summary,
     ...(spec.description ? { description: spec.description } : {}),
     tags: [spec.tag],
-    security: isPublic ? [] : [{ bearerAuth: spec.scope === null ? [] : [spec.scope] }],
+    security: isPublic ? [] : [{ bearerAuth: spec.access === null ? [] : [spec.access] }],
     parameters,
-    ...(spec.body ? { requestBody: { required: true, content: Object.fromEntries((spec.bodyTypes ?? ['application/json']).map((type) => [type, { schema: spec.body }])) } } : {}),
+    ...(spec.body ? { requestBody: { required: true, content: Object.fromEntries((spec.body.types ?? ['application/json']).map((type) => [type, { schema: spec.body?.ref ?? spec.body?.schema }])) } } : {}),
     responses: { ...responses, ...problems.for(errors, !isPublic) },
   };
+}
+
+/** `paths` of a document: every route of the API, grouped by path, in the order declared. */
+export function pathsOf(api: Api, problems: ProblemResponses): Record<string, JsonSchema> {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of api.routes) (paths[route.path] ??= {})[route.method] = operation(route, problems);
+  return paths;
 }

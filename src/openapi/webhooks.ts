@@ -1,9 +1,6 @@
-import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
-import { CREATE_SCHEMA, DELIVERIES_QUERY, LIST_QUERY, UPDATE_SCHEMA } from '../http/routes/webhooks.js';
 import type { JsonSchema } from '../kernel/define.js';
-import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
-import { operation, ref, type OperationSpec } from './operation.js';
-import { header, type ProblemResponses } from './problems.js';
+import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 
 const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
@@ -57,92 +54,3 @@ export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
   },
   DeliveryList: pageSchema(ref('Delivery'), 'A page of deliveries, newest first.'),
 };
-
-const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };
-const NOT_FOUND = ['invalid_parameter', 'insufficient_scope', 'not_found'] as const;
-
-/** The subscription API (API.md section 8), every operation behind webhooks:manage. */
-export function webhookPaths(problems: ProblemResponses): Record<string, JsonSchema> {
-  const op = (spec: OperationSpec) => operation(spec, problems);
-  const base = { tag: 'webhooks', scope: WEBHOOKS_SCOPE };
-  return {
-    '/webhooks': {
-      get: op({
-        ...base,
-        operationId: 'listWebhooks',
-        summary: 'List webhook subscriptions',
-        query: LIST_QUERY,
-        success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
-        errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      }),
-      post: op({
-        ...base,
-        operationId: 'createWebhook',
-        summary: 'Subscribe to events',
-        description:
-          'The URL must be https and must not resolve to a loopback, private, link-local or reserved address (checked now and at every delivery). Each pattern must match the event catalog. The plan limits subscriptions created per UTC calendar month, deleted ones included.',
-        body: ref('WebhookCreate'),
-        success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
-        errors: ['invalid_parameter', 'insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached'],
-      }),
-    },
-    '/webhooks/{id}': {
-      get: op({ ...base, operationId: 'getWebhook', summary: 'Get a webhook subscription', pathParams: id, query: EMPTY_QUERY_SCHEMA, success: { status: 200, description: 'The subscription.', schema: ref('Webhook') }, errors: NOT_FOUND }),
-      patch: op({
-        ...base,
-        operationId: 'updateWebhook',
-        summary: 'Update a webhook subscription',
-        description: 'Change its URL, patterns or description, or turn it off and on: `{"enabled": true}` turns back on a subscription the service disabled.',
-        pathParams: id,
-        body: ref('WebhookUpdate'),
-        success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
-        errors: NOT_FOUND,
-      }),
-      delete: op({ ...base, operationId: 'deleteWebhook', summary: 'Delete a webhook subscription', description: 'Stops its deliveries. It still counts against the month\'s allowance.', pathParams: id, success: { status: 204, description: 'Deleted.' }, errors: NOT_FOUND }),
-    },
-    '/webhooks/{id}/rotate-secret': {
-      post: op({
-        ...base,
-        operationId: 'rotateWebhookSecret',
-        summary: 'Rotate the signing secret',
-        description: 'A new secret, shown only here. The old one keeps signing beside it for 24 hours, so `webhook-signature` carries both meanwhile.',
-        pathParams: id,
-        success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
-        errors: NOT_FOUND,
-      }),
-    },
-    '/webhooks/{id}/test': {
-      post: op({
-        ...base,
-        operationId: 'testWebhook',
-        summary: 'Send a test event',
-        description: 'Queues a `webhook.test` event for this subscription only, even when it is disabled.',
-        pathParams: id,
-        success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
-        errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      }),
-    },
-    '/webhooks/{id}/deliveries': {
-      get: op({
-        ...base,
-        operationId: 'listWebhookDeliveries',
-        summary: 'The delivery log',
-        pathParams: id,
-        query: DELIVERIES_QUERY,
-        success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
-        errors: [...NOT_FOUND, 'invalid_cursor'],
-      }),
-    },
-    '/webhooks/{id}/deliveries/{delivery_id}/retry': {
-      post: op({
-        ...base,
-        operationId: 'retryWebhookDelivery',
-        summary: 'Retry a delivery now',
-        description: 'A pending delivery is made due now; a finished one (succeeded or failed) gets exactly one more attempt.',
-        pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
-        success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
-        errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      }),
-    },
-  };
-}

@@ -1,13 +1,9 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError, type ErrorItem } from '../../errors.js';
+import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES } from '../../wire.js';
 import type { Ctx } from '../context.js';
 import { formatMessage, patternMessage, typeMessage } from './messages.js';
-
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** A partial update is a JSON merge patch of the object, so its media type is accepted too. */
-export const JSON_TYPES = ['application/json', 'application/merge-patch+json'];
 
 const parse = koaBody({
   json: true,
@@ -19,9 +15,6 @@ const parse = koaBody({
   jsonTypes: JSON_TYPES,
   parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
 });
-
-/** Content-Encoding values a body may come in (inflation decodes them; the 1 MiB limit counts decoded bytes). */
-export const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'];
 
 /** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR) and brotli's (ERR__ERROR_FORMAT_...). */
 function isDecodingError(caught: unknown): boolean {

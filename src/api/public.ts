@@ -1,0 +1,14 @@
+import type { Registry } from '../kernel/registry.js';
+import type { Api } from '../kernel/route.js';
+import { metaRoutes } from './meta.js';
+import { resourceRoutes } from './resources.js';
+import { webhookRoutes } from './webhooks.js';
+
+/** The public API: `/v1`, Bearer keys, the resources, webhooks and meta endpoints. */
+export function publicApi(registry: Registry, document: () => string = () => '{}'): Api {
+  return {
+    base: '/v1',
+    title: 'Workspace API',
+    routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...metaRoutes(registry, document)],
+  };
+}

@@ -1,0 +1,130 @@
+import { createObject } from '../kernel/create.js';
+import { deleteObject } from '../kernel/delete.js';
+import { getObject } from '../kernel/get.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kernel/idempotency.js';
+import { listPage, type ListQuery } from '../kernel/list.js';
+import type { CompiledResource, Registry } from '../kernel/registry.js';
+import type { Route } from '../kernel/route.js';
+import { updateObject } from '../kernel/update.js';
+import { caller } from '../kernel/route.js';
+import { ref } from '../openapi/operation.js';
+import { header } from '../openapi/problems.js';
+import { a, pascal } from '../openapi/resources.js';
+import { JSON_TYPES } from '../wire.js';
+
+function machineText(resource: CompiledResource): string {
+  const state = resource.def.state;
+  if (!state) return '';
+  if (state.transitions === 'free') return ` \`${state.field}\` moves freely between its values.`;
+  const moves = Object.entries(state.transitions).map(([from, to]) => (to.length > 0 ? `${from} → ${to.join(' | ')}` : `${from} is final`));
+  return ` \`${state.field}\` follows its state machine: ${moves.join('; ')}. A refused move is 409 \`invalid_transition\`.`;
+}
+
+const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description: 'Makes the POST safe to retry: the same key with the same body within 24 h replays the first answer (with Idempotent-Replayed: true); with another body or endpoint, 409 idempotency_conflict.',
+  schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source },
+};
+
+/** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
+function routesOf(registry: Registry, resource: CompiledResource): Route[] {
+  const { def } = resource;
+  const name = pascal(def.name);
+  const plural = pascal(def.path);
+  const tag = def.path.slice(1);
+  const item = `${def.path}/{id}`;
+  const pathParams = { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } };
+  const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
+  const readOnly = ['id', 'created_at', 'updated_at', ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
+  const own = def.handlers ?? {};
+  return [
+    {
+      method: 'get',
+      path: def.path,
+      operationId: `list${plural}`,
+      summary: `List ${tag}`,
+      description: `A page of ${tag}, newest first by default. Walk the pages with \`cursor\`; rows that exist for the whole walk appear exactly once. Unknown parameters are refused.`,
+      tag,
+      access: def.scopes.read,
+      query: resource.listQuerySchema,
+      success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
+      errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
+      handle: own.list ?? (async (input) => ({ body: await listPage(input.deps.db, resource, caller(input).workspace.id, input.query as ListQuery) })),
+    },
+    {
+      method: 'post',
+      path: def.path,
+      operationId: `create${name}`,
+      summary: `Create ${a(def.name)}`,
+      description: `Creates ${a(def.name)} and emits \`${def.name}.created\` in the same transaction. Unknown fields are refused.${machineText(resource)}`,
+      tag,
+      access: def.scopes.write,
+      headerParams: [IDEMPOTENCY_PARAMETER],
+      body: { schema: resource.createBodySchema, ref: ref(`${name}Create`), readOnly },
+      success: { status: 201, description: `The new ${def.name}.`, schema: ref(name), headers: { Location: header('Location'), 'Idempotent-Replayed': header('Idempotent-Replayed') } },
+      errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
+      handle:
+        own.create ??
+        (async (input) => {
+          const idempotent = idempotentRequest(input.header(IDEMPOTENCY_HEADER), input.method, input.path, input.body);
+          const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent);
+          return {
+            status: answer.status,
+            text: answer.body,
+            headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+          };
+        }),
+    },
+    {
+      method: 'get',
+      path: item,
+      operationId: `get${name}`,
+      summary: `Get ${a(def.name)}`,
+      tag,
+      access: def.scopes.read,
+      pathParams,
+      success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
+      errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
+      handle: own.get ?? (async (input) => ({ body: await getObject(input.deps.db, resource, caller(input).workspace.id, String(input.params.id)) })),
+    },
+    {
+      method: 'patch',
+      path: item,
+      operationId: `update${name}`,
+      summary: `Update ${a(def.name)}`,
+      description: `Changes the fields sent (a field sent as null is cleared) and emits \`${def.name}.updated\` with the changed fields' old values in \`data.previous\`. A PATCH that changes nothing emits nothing.${machineText(resource)}`,
+      tag,
+      access: def.scopes.write,
+      pathParams,
+      body: { schema: resource.updateBodySchema, ref: ref(`${name}Update`), types: JSON_TYPES, readOnly, required: def.required },
+      success: { status: 200, description: `The ${def.name} after the change.`, schema: ref(name) },
+      errors: ['invalid_parameter', 'insufficient_scope', 'not_found', ...machine],
+      handle: own.update ?? (async (input) => ({ body: await updateObject(input.deps, registry, resource, caller(input).workspace.id, String(input.params.id), input.body) })),
+    },
+    {
+      method: 'delete',
+      path: item,
+      operationId: `delete${name}`,
+      summary: `Delete ${a(def.name)}`,
+      description: `Deletes the ${def.name} and emits \`${def.name}.deleted\`.`,
+      tag,
+      access: def.scopes.write,
+      pathParams,
+      success: { status: 204, description: 'Deleted.' },
+      errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
+      handle:
+        own.delete ??
+        (async (input) => {
+          await deleteObject(input.deps, resource, caller(input).workspace.id, String(input.params.id));
+          return { status: 204 };
+        }),
+    },
+  ];
+}
+
+/** Every plugin's routes, in plugin order. */
+export function resourceRoutes(registry: Registry): Route[] {
+  return registry.resources.flatMap((resource) => routesOf(registry, resource));
+}

@@ -1,0 +1,142 @@
+import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
+import { eventCatalog } from '../events/catalog.js';
+import type { Registry } from '../kernel/registry.js';
+import { caller, type Route, type RouteInput } from '../kernel/route.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
+import { ref } from '../openapi/operation.js';
+import { header } from '../openapi/problems.js';
+import type { SubscriptionChanges } from '../webhooks/subscriptions.js';
+import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import * as webhooks from '../webhooks/service.js';
+
+const page = { limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }, cursor: { type: 'string', minLength: 1, maxLength: 2048 } };
+const LIST_QUERY = { type: 'object', additionalProperties: false, properties: page };
+const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...page, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } };
+
+const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
+const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };
+const NOT_FOUND = ['invalid_parameter', 'insufficient_scope', 'not_found'] as const;
+
+/** The subscription API (API.md section 8), every route behind webhooks:manage. */
+export function webhookRoutes(registry: Registry): Route[] {
+  const catalog = eventCatalog(registry);
+  const depsOf = (input: RouteInput): webhooks.WebhookDeps => ({ ...input.deps, catalog });
+  const base = { tag: 'webhooks', access: WEBHOOKS_SCOPE };
+  const subscriptionId = (input: RouteInput) => String(input.params.id);
+  return [
+    {
+      ...base,
+      method: 'get',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'List webhook subscriptions',
+      query: LIST_QUERY,
+      success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
+      errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
+      handle: async (input) => ({ body: await webhooks.listWebhooks(depsOf(input), caller(input).workspace, input.query as { limit: number; cursor?: string }) }),
+    },
+    {
+      ...base,
+      method: 'post',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Subscribe to events',
+      description:
+        'The URL must be https and must not resolve to a loopback, private, link-local or reserved address (checked now and at every delivery). Each pattern must match the event catalog. The plan limits subscriptions created per UTC calendar month, deleted ones included.',
+      body: { schema: CREATE_SCHEMA, ref: ref('WebhookCreate'), readOnly: READ_ONLY },
+      success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
+      errors: ['invalid_parameter', 'insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached'],
+      handle: async (input) => {
+        const created = await webhooks.createWebhook(depsOf(input), caller(input).workspace, input.body as { url: string; events: string[]; description?: string | null });
+        return { status: 201, headers: { Location: `/v1/webhooks/${created.id}` }, body: created };
+      },
+    },
+    {
+      ...base,
+      method: 'get',
+      path: '/webhooks/{id}',
+      operationId: 'getWebhook',
+      summary: 'Get a webhook subscription',
+      pathParams: id,
+      success: { status: 200, description: 'The subscription.', schema: ref('Webhook') },
+      errors: NOT_FOUND,
+      handle: async (input) => ({ body: await webhooks.getWebhook(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+    },
+    {
+      ...base,
+      method: 'patch',
+      path: '/webhooks/{id}',
+      operationId: 'updateWebhook',
+      summary: 'Update a webhook subscription',
+      description: 'Change its URL, patterns or description, or turn it off and on: `{"enabled": true}` turns back on a subscription the service disabled.',
+      pathParams: id,
+      body: { schema: UPDATE_SCHEMA, ref: ref('WebhookUpdate'), readOnly: READ_ONLY },
+      success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
+      errors: NOT_FOUND,
+      handle: async (input) => ({ body: await webhooks.updateWebhook(depsOf(input), caller(input).workspace, subscriptionId(input), input.body as SubscriptionChanges) }),
+    },
+    {
+      ...base,
+      method: 'delete',
+      path: '/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook subscription',
+      description: "Stops its deliveries. It still counts against the month's allowance.",
+      pathParams: id,
+      success: { status: 204, description: 'Deleted.' },
+      errors: NOT_FOUND,
+      handle: async (input) => {
+        await webhooks.deleteWebhook(depsOf(input), caller(input).workspace, subscriptionId(input));
+        return { status: 204 };
+      },
+    },
+    {
+      ...base,
+      method: 'post',
+      path: '/webhooks/{id}/rotate-secret',
+      operationId: 'rotateWebhookSecret',
+      summary: 'Rotate the signing secret',
+      description: 'A new secret, shown only here. The old one keeps signing beside it for 24 hours, so `webhook-signature` carries both meanwhile.',
+      pathParams: id,
+      success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
+      errors: NOT_FOUND,
+      handle: async (input) => ({ body: await webhooks.rotateWebhookSecret(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+    },
+    {
+      ...base,
+      method: 'post',
+      path: '/webhooks/{id}/test',
+      operationId: 'testWebhook',
+      summary: 'Send a test event',
+      description: 'Queues a `webhook.test` event for this subscription only, even when it is disabled.',
+      pathParams: id,
+      success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
+      errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
+      handle: async (input) => ({ status: 202, body: await webhooks.sendTestEvent(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+    },
+    {
+      ...base,
+      method: 'get',
+      path: '/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: 'The delivery log',
+      pathParams: id,
+      query: DELIVERIES_QUERY,
+      success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
+      errors: [...NOT_FOUND, 'invalid_cursor'],
+      handle: async (input) => ({ body: await webhooks.listWebhookDeliveries(depsOf(input), caller(input).workspace, subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
+    },
+    {
+      ...base,
+      method: 'post',
+      path: '/webhooks/{id}/deliveries/{delivery_id}/retry',
+      operationId: 'retryWebhookDelivery',
+      summary: 'Retry a delivery now',
+      description: 'A pending delivery is made due now; a finished one (succeeded or failed) gets exactly one more attempt.',
+      pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
+      success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
+      errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
+      handle: async (input) => ({ status: 202, body: await webhooks.retryWebhookDelivery(depsOf(input), caller(input).workspace, subscriptionId(input), String(input.params.delivery_id)) }),
+    },
+  ];
+}

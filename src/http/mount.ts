@@ -1,0 +1,68 @@
+import type Router from '@koa/router';
+import type { ApiDeps, Api, Route } from '../kernel/route.js';
+import { ApiError } from '../errors.js';
+import { createQueryAjv, createSchemaAjv } from '../kernel/ajv.js';
+import type { Registry } from '../kernel/registry.js';
+import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
+import type { AppContext, AppState, Ctx } from './context.js';
+import { jsonBody } from './middleware/body.js';
+import { validateQuery } from './middleware/query.js';
+import { requireScope } from './middleware/scope.js';
+
+/** `/deals/{id}` -> `/deals/:id`. */
+const routerPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * Mounts an API's routes: each gets, in the contract's order, its scope check, its query check,
+ * its body check (schemas compiled here, once) and then its handler, which sees checked input
+ * and answers with data.
+ */
+export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiDeps): void {
+  const queryAjv = createQueryAjv();
+  const schemaAjv = createSchemaAjv();
+  const noQuery = validateQuery(queryAjv.compile(EMPTY_QUERY_SCHEMA));
+  for (const route of api.routes) {
+    const chain = [];
+    if (typeof route.access === 'string' && route.access !== 'public') chain.push(requireScope(route.access));
+    chain.push(route.query ? validateQuery(queryAjv.compile(route.query)) : noQuery);
+    if (route.body) {
+      const { schema, readOnly = [], required } = route.body;
+      chain.push(jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined));
+    }
+    chain.push(handler(route, deps));
+    router[route.method](`${api.base}${routerPath(route.path)}`, ...chain);
+  }
+}
+
+function handler(route: Route, deps: ApiDeps) {
+  return async (ctx: Ctx) => {
+    const reply = await route.handle({
+      deps,
+      auth: ctx.state.auth,
+      rateLimit: ctx.state.rateLimit,
+      method: ctx.method,
+      path: ctx.path,
+      params: ctx.params as Record<string, string>,
+      query: ctx.state.query ?? {},
+      body: ctx.state.body ?? {},
+      header: (name) => ctx.get(name),
+    });
+    ctx.status = reply.status ?? 200;
+    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+    if (reply.text !== undefined) {
+      ctx.type = reply.type ?? 'application/json; charset=utf-8';
+      ctx.body = reply.text;
+    } else if (reply.body !== undefined) {
+      ctx.body = reply.body;
+    }
+  };
+}
+
+/** A reserved path answers 501 to every method on it and below, after authentication and before any input check. */
+export function mountReserved(router: Router<AppState, AppContext>, base: string, registry: Registry): void {
+  for (const reserved of registry.reserved) {
+    router.all(`${base}${reserved.path}{/*rest}`, () => {
+      throw new ApiError('not_implemented', `${reserved.path} is reserved and not implemented yet. ${reserved.description}`);
+    });
+  }
+}

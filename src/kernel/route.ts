@@ -1,0 +1,97 @@
+import type { AuthContext, RateLimitState } from '../auth/caller.js';
+import type { Deps } from '../deps.js';
+import type { ErrorCode } from '../errors.js';
+import type { JsonSchema } from './define.js';
+
+/** What route handlers may use: the shared pieces, and how webhook hosts are resolved (host -> addresses). */
+export type ApiDeps = Pick<Deps, 'db' | 'clock' | 'notifier' | 'config'> & { resolve: (host: string) => Promise<string[]> };
+
+/** One request, as a handler sees it: checked input, never the HTTP framework. */
+export interface RouteInput {
+  deps: ApiDeps;
+  /** The caller; absent only on a public route. */
+  auth: AuthContext | undefined;
+  rateLimit: RateLimitState | undefined;
+  method: string;
+  /** The request path, as sent (for Idempotency-Key, which ties a key to its endpoint). */
+  path: string;
+  params: Record<string, string>;
+  /** The query string after validation (coerced, defaults applied). */
+  query: Record<string, unknown>;
+  /** The JSON body after validation; {} for a route without one. */
+  body: Record<string, unknown>;
+  /** A request header ('' when absent). */
+  header(name: string): string;
+}
+
+/** What a handler answers: a status (200 by default), a JSON body or text already serialised, headers. */
+export interface Reply {
+  status?: number;
+  body?: unknown;
+  /** A body already serialised, sent as it is (with `type`, JSON by default). */
+  text?: string;
+  type?: string;
+  headers?: Record<string, string>;
+}
+
+export type Handle = (input: RouteInput) => Reply | Promise<Reply>;
+
+export interface Success {
+  status: number;
+  description: string;
+  /** The JSON body's schema; none for 204. */
+  schema?: JsonSchema;
+  headers?: Record<string, JsonSchema>;
+}
+
+/** A request body: the schema it is checked with and the one the document names. */
+export interface BodySpec {
+  /** What the body is validated against (compiled once, at mount). */
+  schema: JsonSchema;
+  /** How the document refers to it (a $ref), when it is a named component. */
+  ref?: JsonSchema;
+  /** Media types it may come as; application/json by default. */
+  types?: readonly string[];
+  /** Fields the service sets: refused with "is read-only" rather than "unknown". */
+  readOnly?: readonly string[];
+  /** Fields that may not be null (for the message), beyond the schema's own `required`. */
+  required?: readonly string[];
+}
+
+/**
+ * One operation of an API, declared once: the router mounts it (checks in the contract's order: scope,
+ * query, body, then the handler) and the OpenAPI builder describes it from the same data.
+ */
+export interface Route {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** Relative to the API's base, in OpenAPI form: `/deals/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** The scope the key needs; null: any valid key; 'public': no token at all. */
+  access: string | null | 'public';
+  pathParams?: Record<string, JsonSchema>;
+  /** The query string's JSON Schema; anything not in it is refused. None: no parameters at all. */
+  query?: JsonSchema;
+  headerParams?: JsonSchema[];
+  body?: BodySpec;
+  success: Success;
+  /** What it can answer beyond the errors of every (authenticated) request. */
+  errors: readonly ErrorCode[];
+  handle: Handle;
+}
+
+/** An API: where it lives, its routes, and its document's title. */
+export interface Api {
+  base: string;
+  title: string;
+  routes: readonly Route[];
+}
+
+/** The caller of an authenticated route (mount() lets none through without one). */
+export function caller(input: RouteInput): AuthContext {
+  if (!input.auth) throw new Error('route reached without authentication');
+  return input.auth;
+}

@@ -1,0 +1,6 @@
+/** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
+const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries are POSTed: https, public address.' };
+const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Event names, "*", or "<resource>.*".' };
+const description = { type: ['string', 'null'], maxLength: 500 };
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description } };
+export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, enabled: { type: 'boolean' } } };

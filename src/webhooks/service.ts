@@ -1,0 +1,116 @@
+import type { Knex } from 'knex';
+import { findPlan } from '../auth/keys.js';
+import type { Config } from '../config.js';
+import type { Clock } from '../deps.js';
+import { ApiError, type ErrorItem } from '../errors.js';
+import type { EventInfo } from '../events/catalog.js';
+import type { Notifier } from '../events/notify.js';
+import { patternErrors } from '../events/patterns.js';
+import { decodeCursor } from '../kernel/cursor.js';
+import { toPage } from '../kernel/keyset.js';
+import { createTestDelivery, listDeliveries, retryDelivery, toDelivery } from './deliveries.js';
+import { bareHost, checkHost, DestinationError, schemeError, type Resolve } from './ssrf.js';
+import { createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscription, updateSubscription, type SubscriptionChanges } from './subscriptions.js';
+
+/**
+ * The subscription operations of API.md section 8 as plain functions over (deps, workspace,
+ * input): they return data or throw ApiError, and never see HTTP. Both doors (the public API
+ * with a key, the internal one with a session) call these.
+ */
+export interface WebhookDeps {
+  db: Knex;
+  clock: Clock;
+  notifier: Notifier;
+  config: Pick<Config, 'webhookAllowPrivate' | 'webhookRetryDelays'>;
+  resolve: Resolve;
+  catalog: readonly EventInfo[];
+}
+
+export interface Workspace {
+  id: string;
+  plan: string;
+}
+
+/** Both lists page newest first by (created_at, id). */
+const newestFirst = (resource: string) => ({ resource, sort: '-created_at', column: 'created_at' });
+
+/** The URL's scheme and the patterns, then (if the scheme is fine) where the URL leads. */
+async function checkInput(deps: WebhookDeps, body: { url?: string; events?: string[] }): Promise<void> {
+  const errors: ErrorItem[] = [];
+  let target: URL | undefined;
+  if (body.url !== undefined) {
+    target = new URL(body.url);
+    const scheme = schemeError(target, deps.config.webhookAllowPrivate);
+    if (scheme) errors.push({ pointer: '/url', message: scheme });
+    else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
+  }
+  if (body.events !== undefined) errors.push(...patternErrors(body.events, deps.catalog));
+  if (errors.length === 0 && target) {
+    try {
+      await checkHost(bareHost(target), deps.resolve, deps.config.webhookAllowPrivate);
+    } catch (err) {
+      if (!(err instanceof DestinationError)) throw err;
+      errors.push({ pointer: '/url', message: err.message });
+    }
+  }
+  if (errors.length > 0) throw new ApiError('validation_failed', `The subscription is invalid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
+}
+
+/** Test deliveries and retries send: a plan without webhooks sends nothing. */
+async function requireWebhookPlan(db: Knex, workspace: Workspace): Promise<void> {
+  const plan = await findPlan(db, workspace.plan);
+  if (!plan || plan.webhooks_per_month <= 0) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
+}
+
+export async function createWebhook(deps: WebhookDeps, workspace: Workspace, body: { url: string; events: string[]; description?: string | null }) {
+  await checkInput(deps, body);
+  const { row, secret } = await createSubscription(deps.db, workspace.id, body, deps.clock.now());
+  return { ...toSubscription(row), secret };
+}
+
+export async function listWebhooks(deps: WebhookDeps, workspace: Workspace, query: { limit: number; cursor?: string }) {
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'webhook', '-created_at') : undefined;
+  const rows = await listSubscriptions(deps.db, workspace.id, query.limit, after);
+  return toPage(rows, query.limit, newestFirst('webhook'), toSubscription);
+}
+
+export async function getWebhook(deps: WebhookDeps, workspace: Workspace, id: string) {
+  return toSubscription(await findSubscription(deps.db, workspace.id, id));
+}
+
+export async function updateWebhook(deps: WebhookDeps, workspace: Workspace, id: string, changes: SubscriptionChanges) {
+  await checkInput(deps, changes);
+  return toSubscription(await updateSubscription(deps.db, workspace.id, id, changes, deps.clock.now()));
+}
+
+export async function deleteWebhook(deps: WebhookDeps, workspace: Workspace, id: string): Promise<void> {
+  await deleteSubscription(deps.db, workspace.id, id, deps.clock.now());
+}
+
+export async function rotateWebhookSecret(deps: WebhookDeps, workspace: Workspace, id: string) {
+  const { row, secret } = await rotateSecret(deps.db, workspace.id, id, deps.clock.now());
+  return { ...toSubscription(row), secret };
+}
+
+export async function sendTestEvent(deps: WebhookDeps, workspace: Workspace, id: string) {
+  const subscription = await findSubscription(deps.db, workspace.id, id);
+  await requireWebhookPlan(deps.db, workspace);
+  const delivery = await createTestDelivery(deps.db, subscription, deps.config.webhookRetryDelays.length, deps.clock.now());
+  deps.notifier.notify();
+  return toDelivery(delivery);
+}
+
+export async function listWebhookDeliveries(deps: WebhookDeps, workspace: Workspace, id: string, query: { limit: number; cursor?: string; status?: string }) {
+  const subscription = await findSubscription(deps.db, workspace.id, id);
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'delivery', '-created_at') : undefined;
+  const rows = await listDeliveries(deps.db, subscription.id, query.limit, { ...(after ? { after } : {}), ...(query.status ? { status: query.status } : {}) });
+  return toPage(rows, query.limit, newestFirst('delivery'), toDelivery);
+}
+
+export async function retryWebhookDelivery(deps: WebhookDeps, workspace: Workspace, id: string, deliveryId: string) {
+  const subscription = await findSubscription(deps.db, workspace.id, id);
+  await requireWebhookPlan(deps.db, workspace);
+  const delivery = await retryDelivery(deps.db, subscription.id, deliveryId, deps.clock.now());
+  deps.notifier.notify();
+  return toDelivery(delivery);
+}
