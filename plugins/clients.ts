@@ -7,13 +7,10 @@ export default defineResource({
   table: 'clients',
   idPrefix: 'client_',
   description: 'A customer of the workspace.',
-  scopes: { read: 'read:clients', write: 'write:clients' },
   fields: {
     name: text(200, { required: true, examples: ['Acme GmbH'] }),
     email: email(),
     phone: { type: ['string', 'null'], pattern: '^[0-9+()./ -]{3,40}$', examples: ['+49 30 1234567'] },
     company: text(200, { examples: ['Acme Group'] }),
   },
-  required: ['name'],
-  list: { sorts: ['created_at', 'updated_at'], filters: [] },
 });

@@ -9,7 +9,6 @@ export default defineResource({
   table: 'leads',
   idPrefix: 'lead_',
   description: 'A prospective customer, scored 0-100.',
-  scopes: { read: 'read:leads', write: 'write:leads' },
   fields: {
     name: text(200, { required: true, examples: ['Grace Hopper'] }),
     email: email(),
@@ -18,8 +17,6 @@ export default defineResource({
     score: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: 'Lead score, 0-100.', examples: [72] },
     status: states(STATUSES, 'new', 'Where the lead stands; moves freely.'),
   },
-  required: ['name'],
-  list: { sorts: ['created_at', 'updated_at'], filters: ['status'] },
   state: { field: 'status', transitions: 'free' },
   events: {
     scored: { when: isSet('score'), description: 'A lead was given a score, or its score changed.' },

@@ -1,5 +1,5 @@
 import { defineResource, reached } from '../src/kernel/define.js';
-import { idRef, moment, money, states, text } from '../src/kernel/fields.js';
+import { moment, money, ref, states, text } from '../src/kernel/fields.js';
 
 export default defineResource({
   name: 'proposal',
@@ -7,18 +7,14 @@ export default defineResource({
   table: 'proposals',
   idPrefix: 'proposal_',
   description: 'An offer sent to a client: draft, then sent, then accepted or declined.',
-  scopes: { read: 'read:proposals', write: 'write:proposals' },
   fields: {
     title: text(200, { required: true, examples: ['Redesign, phase 1'] }),
-    deal_id: idRef('deal_', 'The deal this proposal belongs to.'),
-    client_id: idRef('client_', 'The client the proposal is addressed to.'),
+    deal_id: ref('deal', 'The deal this proposal belongs to.'),
+    client_id: ref('client', 'The client the proposal is addressed to.'),
     ...money(),
     status: states(['draft', 'sent', 'accepted', 'declined'], 'draft', 'draft -> sent -> accepted | declined.'),
     sent_at: moment('When the proposal was sent; set by the service.'),
   },
-  required: ['title'],
-  references: { deal_id: 'deal', client_id: 'client' },
-  list: { sorts: ['created_at', 'updated_at'], filters: ['status', 'deal_id', 'client_id'] },
   state: {
     field: 'status',
     transitions: { draft: ['sent'], sent: ['accepted', 'declined'], accepted: [], declined: [] },

@@ -4,6 +4,8 @@ import { migrateLatest } from './db/migrate.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
+import { checkColumns } from './kernel/columns.js';
+import { PluginLoadError } from './kernel/registry.js';
 import { createHttpServer } from './http/server.js';
 import { startWorker, type Worker } from './webhooks/worker.js';
 
@@ -18,6 +20,14 @@ async function main(): Promise<void> {
     if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
   } catch (err) {
     console.error(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
+    await deps.close();
+    process.exit(1);
+  }
+  try {
+    await checkColumns(deps.db, registry);
+  } catch (err) {
+    if (!(err instanceof PluginLoadError)) throw err;
+    console.error(`Plugin error: ${err.message}`);
     await deps.close();
     process.exit(1);
   }

@@ -1,3 +1,4 @@
+import { isRequired, referenceOf } from './fields.js';
 import type { Handle } from './route.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -28,14 +29,20 @@ export interface ResourceDeclaration {
   /** Every id starts with it: `deal_`. */
   idPrefix: string;
   description: string;
-  scopes: { read: string; write: string };
-  /** JSON Schema (2020-12) of each field, as clients see it. `readOnly` fields are set by the service. */
+  /** Default: `read:<path>` and `write:<path>` (`/price-lists` -> `read:price_lists`). */
+  scopes?: { read: string; write: string };
+  /**
+   * JSON Schema (2020-12) of each field, as clients see it. `readOnly` fields are set by the
+   * service; `text(..., { required: true })` or `required(schema)` makes a field required on
+   * create; `ref('client', ...)` makes it a reference.
+   */
   fields: Record<string, JsonSchema>;
-  /** Fields a create must carry. */
-  required: readonly string[];
-  /** Fields holding another resource's id, by that resource's name. */
+  /** More fields a create must carry, beyond those marked required in `fields`. */
+  required?: readonly string[];
+  /** Fields holding another resource's id, by that resource's name, beyond those declared with ref(). */
   references?: Record<string, string>;
-  list: { sorts: readonly SortField[]; filters: readonly string[] };
+  /** Default: both sorts, and a filter on the state field and on each reference. */
+  list?: { sorts?: readonly SortField[]; filters?: readonly string[] };
   /**
    * The state field, its machine, and the moments that follow it: `stamps: { sent: 'sent_at' }`
    * sets `sent_at` (a read-only date-time field) when the state reaches `sent`. A new object
@@ -54,7 +61,15 @@ export interface ReservedDeclaration {
   description: string;
 }
 
-export type Resource = Readonly<ResourceDeclaration> & { readonly kind: 'resource' };
+/** A declaration with its defaults filled in: what the kernel works from. */
+export type Resource = Readonly<
+  Omit<ResourceDeclaration, 'scopes' | 'required' | 'references' | 'list'> & {
+    scopes: { read: string; write: string };
+    required: readonly string[];
+    references: Record<string, string>;
+    list: { sorts: readonly SortField[]; filters: readonly string[] };
+  }
+> & { readonly kind: 'resource' };
 export type Reserved = Readonly<ReservedDeclaration> & { readonly kind: 'reserved' };
 export type PluginExport = Resource | Reserved;
 
@@ -101,16 +116,38 @@ function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {
   return Array.isArray(schema?.enum) ? (schema.enum as unknown[]) : undefined;
 }
 
-/** Checks a resource declaration's shape and returns it frozen. Schemas are compiled by the registry. */
+/** `/price-lists` -> `price_lists`: the resource part of its default scopes. */
+const scopeName = (path: string) => path.slice(1).replace(/-/g, '_');
+
+/** Fills in what a declaration leaves to its defaults, each from the one place that says it. */
+function normalize(d: ResourceDeclaration): Omit<Resource, 'kind'> {
+  const fields = d.fields ?? {};
+  const references: Record<string, string> = { ...(d.references ?? {}) };
+  for (const [field, schema] of Object.entries(fields)) {
+    const target = referenceOf(schema);
+    if (target) references[field] = target;
+  }
+  const required = [...new Set([...Object.keys(fields).filter((f) => isRequired(fields[f])), ...(d.required ?? [])])];
+  const filters = d.list?.filters ?? [...(d.state ? [d.state.field] : []), ...Object.keys(references)];
+  return {
+    ...d,
+    scopes: d.scopes ?? { read: `read:${scopeName(d.path ?? '/')}`, write: `write:${scopeName(d.path ?? '/')}` },
+    required,
+    references,
+    list: { sorts: d.list?.sorts ?? ['created_at', 'updated_at'], filters },
+  };
+}
+
+/** Checks a resource declaration's shape, fills in its defaults and returns it frozen. Schemas are compiled by the registry. */
 export function defineResource(declaration: ResourceDeclaration): Resource {
-  const d = declaration;
+  const d = normalize(declaration);
   check(NAME.test(d.name), `name "${d.name}" must match ${NAME}`);
   check(/^\/[a-z][a-z0-9-]*$/.test(d.path), `path "${d.path}" must look like /things`);
   check(NAME.test(d.table), `table "${d.table}" must match ${NAME}`);
   check(/^[a-z][a-z0-9]*_$/.test(d.idPrefix), `idPrefix "${d.idPrefix}" must be lower case letters and digits ending in _`);
   check(typeof d.description === 'string' && d.description.length > 0, 'description is required');
-  check(/^read:[a-z][a-z0-9_]*$/.test(d.scopes?.read ?? ''), `scopes.read "${d.scopes?.read}" must look like read:<resource>`);
-  check(/^write:[a-z][a-z0-9_]*$/.test(d.scopes?.write ?? ''), `scopes.write "${d.scopes?.write}" must look like write:<resource>`);
+  check(/^read:[a-z][a-z0-9_]*$/.test(d.scopes.read), `scopes.read "${d.scopes.read}" must look like read:<resource>`);
+  check(/^write:[a-z][a-z0-9_]*$/.test(d.scopes.write), `scopes.write "${d.scopes.write}" must look like write:<resource>`);
   check(d.fields && Object.keys(d.fields).length > 0, 'fields must declare at least one field');
   for (const field of Object.keys(d.fields)) {
     check(NAME.test(field), `field "${field}" must match ${NAME}`);
@@ -118,7 +155,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(!(d.required.includes(field) && d.fields[field]?.readOnly), `field "${field}" cannot be both required and readOnly`);
   }
   for (const field of d.required) check(field in d.fields, `required field "${field}" is not declared in fields`);
-  for (const [field, target] of Object.entries(d.references ?? {})) {
+  for (const [field, target] of Object.entries(d.references)) {
     check(field in d.fields, `reference "${field}" is not declared in fields`);
     check(NAME.test(target), `reference "${field}" names an invalid resource "${target}"`);
   }
@@ -126,7 +163,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
   check(d.list.sorts.includes('created_at'), 'sorts must include created_at (the default sort)');
   for (const filter of d.list.filters) {
     check(filter in d.fields, `filter "${filter}" is not declared in fields`);
-    check(filter === d.state?.field || filter in (d.references ?? {}), `filter "${filter}" must be the state field or a reference`);
+    check(filter === d.state?.field || filter in d.references, `filter "${filter}" must be the state field or a reference`);
   }
   if (d.state) {
     const values = enumOf(d.fields[d.state.field]);

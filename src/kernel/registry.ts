@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
+import { referenceOf } from './fields.js';
 import { createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 
 export interface CompiledResource {
@@ -57,6 +58,24 @@ async function importPlugin(file: string): Promise<PluginExport> {
   return mod.default;
 }
 
+/**
+ * A field declared with ref('client', ...) gets the id pattern (and an example) of the resource
+ * it names, which only the whole set of plugins knows.
+ */
+function withReferencePatterns(plugin: Resource, prefixes: ReadonlyMap<string, string>, file: string): Resource {
+  let fields: Record<string, JsonSchema> | undefined;
+  for (const [field, schema] of Object.entries(plugin.fields)) {
+    const target = referenceOf(schema);
+    if (!target) continue;
+    const prefix = prefixes.get(target);
+    if (!prefix) throw new PluginLoadError(file, `reference "${field}" names unknown resource "${target}"`);
+    fields ??= { ...plugin.fields };
+    const { type, maxLength, description, ...rest } = schema;
+    fields[field] = { type, pattern: `^${prefix}[0-9a-z]+$`, maxLength, description, examples: [`${prefix}8f2kq0w7m3ab`], ...rest };
+  }
+  return fields ? Object.freeze({ ...plugin, fields: Object.freeze(fields) }) : plugin;
+}
+
 function claim(seen: Map<string, string>, what: string, value: string, file: string): void {
   const other = seen.get(value);
   if (other) throw new PluginLoadError(file, `${what} "${value}" is already taken by ${other}`);
@@ -73,6 +92,7 @@ export async function loadRegistry(dir: string): Promise<Registry> {
 
   const resources: CompiledResource[] = [];
   const reserved: Reserved[] = [];
+  const declared: Array<{ plugin: Resource; file: string }> = [];
   for (const file of pluginFiles(dir)) {
     const plugin = await importPlugin(file);
     claim(seen.name, 'name', plugin.name, file);
@@ -85,6 +105,11 @@ export async function loadRegistry(dir: string): Promise<Registry> {
     claim(seen.prefix, 'idPrefix', plugin.idPrefix, file);
     claim(seen.scope, 'scope', plugin.scopes.read, file);
     claim(seen.scope, 'scope', plugin.scopes.write, file);
+    declared.push({ plugin, file });
+  }
+  const prefixes = new Map(declared.map(({ plugin }) => [plugin.name, plugin.idPrefix]));
+  for (const { plugin: declaredPlugin, file } of declared) {
+    const plugin = withReferencePatterns(declaredPlugin, prefixes, file);
     const object = objectSchema(plugin);
     const query = listQuerySchema(plugin);
     const createBody = createBodySchema(plugin);
@@ -116,7 +141,7 @@ export async function loadRegistry(dir: string): Promise<Registry> {
 
   const byName = new Map(resources.map((r) => [r.def.name, r]));
   for (const r of resources) {
-    for (const [field, target] of Object.entries(r.def.references ?? {})) {
+    for (const [field, target] of Object.entries(r.def.references)) {
       const other = byName.get(target);
       if (!other) throw new PluginLoadError(r.file, `reference "${field}" names unknown resource "${target}"`);
       const pattern = r.def.fields[field]?.pattern;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/config.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
+import { isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { run, startServer } from '../helpers/processes.js';
 
@@ -56,6 +57,65 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
       expect(res.stderr).to.match(/Plugin error: plugin .*broken\.ts: idPrefix "Note-"/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a plugin says each thing once', () => {
+  it('derives scopes from the path, required fields from the fields, and references, their patterns and filters from ref()', async () => {
+    const FIELDS = JSON.stringify(path.join(ROOT_DIR, 'src/kernel/fields.js'));
+    const dir = pluginsDir({
+      'a.ts': `import { defineResource } from ${JSON.stringify(DEFINE)};
+import { ref, text } from ${FIELDS};
+export default defineResource({ name: 'price_list', path: '/price-lists', table: 'price_lists', idPrefix: 'pl_', description: 'Prices.',
+  fields: { title: text(100, { required: true }), owner_id: ref('owner', 'Who owns it.'), stage: { type: 'string', enum: ['a', 'b'], default: 'a' } },
+  state: { field: 'stage', transitions: 'free' } });`,
+      'b.ts': `import { defineResource } from ${JSON.stringify(DEFINE)};
+import { text } from ${FIELDS};
+export default defineResource({ name: 'owner', path: '/owners', table: 'owners', idPrefix: 'own_', description: 'Owners.', fields: { name: text(100, { required: true }) } });`,
+      'c.ts': `import { defineResource } from ${JSON.stringify(DEFINE)};
+import { ref } from ${FIELDS};
+export default defineResource({ name: 'stray', path: '/strays', table: 'strays', idPrefix: 'st_', description: 'Strays.', fields: { thing_id: ref('thing', 'Nothing.') } });`,
+    });
+    try {
+      let error: Error | undefined;
+      await loadRegistry(dir).catch((err: Error) => (error = err));
+      expect(error?.message).to.match(/c\.ts: reference "thing_id" names unknown resource "thing"/);
+      fs.rmSync(path.join(dir, 'c.ts'));
+      const registry = await loadRegistry(dir);
+      const def = registry.byName.get('price_list')?.def;
+      expect(def?.scopes).to.deep.equal({ read: 'read:price_lists', write: 'write:price_lists' });
+      expect(def?.required).to.deep.equal(['title']);
+      expect(def?.references).to.deep.equal({ owner_id: 'owner' });
+      expect(def?.list).to.deep.equal({ sorts: ['created_at', 'updated_at'], filters: ['stage', 'owner_id'] });
+      expect(def?.fields.owner_id).to.include({ pattern: '^own_[0-9a-z]+$' });
+      expect(registry.byName.get('price_list')?.createBodySchema.required).to.deep.equal(['title']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a plugin's table is checked at start-up, after migrations", () => {
+  it('stops `npm start` naming the plugin, the table and the missing column', async () => {
+    const storage = await isolatedDatabase('columns');
+    const plugins = pluginsDir({ 'notes.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, colour: { type: ['string', 'null'] } },") });
+    const migrations = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-migrations-'));
+    fs.writeFileSync(
+      path.join(migrations, '20261201000000_notes.ts'),
+      `import { createResourceTable } from ${JSON.stringify(path.join(ROOT_DIR, 'src/db/tables.js'))};
+export async function up(knex) { await createResourceTable(knex, 'notes', { filters: [] }, (t) => { t.text('body'); }); }
+export async function down(knex) { await knex.schema.dropTable('notes'); }`,
+    );
+    try {
+      const res = await run('src/server.ts', [], { ...storage.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations, PORT: '0' });
+      expect(res.code, res.stdout).to.equal(1);
+      expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no column "colour": add it in a migration/);
+      expect(res.stderr).not.to.match(/\n\s+at /);
+    } finally {
+      fs.rmSync(plugins, { recursive: true, force: true });
+      fs.rmSync(migrations, { recursive: true, force: true });
+      await storage.drop();
     }
   });
 });

@@ -104,8 +104,9 @@ describe('delivery worker processes', function () {
       receiver.secrets.set(`/dl/${n}`, [sub.secret]);
       subscriptions.push(sub.id);
     }
-    // A lease long enough that none runs out under load: a send repeated after one is allowed (at least once), but not what this tests.
-    workers.push(...(await Promise.all([1, 2, 3].map(() => startWorkerProcess({ ...WORKER_ENV, WEBHOOK_LEASE_SECONDS: '20', WEBHOOK_RETRY_DELAYS: '0.2,0.2,0.2' })))));
+    // A timeout and a lease long enough that none runs out under load (this process writes and
+    // receives at once): a send repeated after one is allowed (at least once), but not what this tests.
+    workers.push(...(await Promise.all([1, 2, 3].map(() => startWorkerProcess({ ...WORKER_ENV, WEBHOOK_TIMEOUT_SECONDS: '10', WEBHOOK_LEASE_SECONDS: '30', WEBHOOK_RETRY_DELAYS: '0.2,0.2,0.2' })))));
     const events = 1000;
     for (let i = 0; i < events; i += 25) {
       await Promise.all(Array.from({ length: 25 }, (_, j) => app.request('/v1/clients', { token, method: 'POST', json: { name: `Deadlock ${i + j}` } })));
