@@ -8,7 +8,7 @@
  * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379]
  */
 import { encodeCursor } from '../src/kernel/cursor.js';
-import { sampleRow, seededRandom } from '../src/kernel/fixtures.js';
+import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { loadConfig } from '../src/config.js';
 import { compare, DURATION, env, fmt, freshDatabase, load, ROUNDS, start } from './lib.js';

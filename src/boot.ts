@@ -1,29 +1,26 @@
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { createDeps, type Deps, type DepsOverrides } from './deps.js';
-import { loadRegistry, PluginLoadError, type Registry } from './kernel/registry.js';
+import { migrateLatest } from './db/migrate.js';
+import { loadRegistry, type Registry } from './kernel/registry.js';
+import { StartupError } from './startup.js';
 
-/** loadConfig -> createDeps -> plugins: the start of every entry point. Exits 1 naming what is wrong. */
+/**
+ * loadConfig -> plugins -> createDeps: the start of every entry point. A bad setting or plugin
+ * throws (ConfigError, PluginLoadError); runMain() says which in one line.
+ */
 export async function boot(env: NodeJS.ProcessEnv = process.env, overrides: DepsOverrides = {}): Promise<{ config: Config; deps: Deps; registry: Registry }> {
-  let config: Config;
-  try {
-    config = loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  let registry: Registry;
-  try {
-    registry = await loadRegistry(config.pluginsDir);
-  } catch (err) {
-    if (err instanceof PluginLoadError) {
-      console.error(`Plugin error: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfig(env);
+  const registry = await loadRegistry(config.pluginsDir);
   const deps = createDeps(config, overrides);
   return { config, deps, registry };
+}
+
+/** Brings the database to the latest schema; returns what was applied. */
+export async function migrate(deps: Deps): Promise<string[]> {
+  try {
+    return await migrateLatest(deps.db, deps.config.migrationsDirs);
+  } catch (err) {
+    await deps.close();
+    throw new StartupError(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
+  }
 }

@@ -1,12 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { boot } from './boot.js';
-import { migrateLatest } from './db/migrate.js';
+import { boot, migrate } from './boot.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
 import { checkColumns } from './kernel/columns.js';
-import { PluginLoadError } from './kernel/registry.js';
 import { createHttpServer } from './http/server.js';
+import { runMain } from './startup.js';
 import { startWorker, type Worker } from './webhooks/worker.js';
 
 /** Beyond this (plus one delivery timeout, for the inline worker) a stop gives up waiting. */
@@ -15,22 +14,12 @@ const DRAIN_TIMEOUT_MS = 10_000;
 async function main(): Promise<void> {
   const { config, deps, registry } = await boot();
   const { log } = deps;
-  try {
-    const applied = await migrateLatest(deps.db, config.migrationsDirs);
-    if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
-  } catch (err) {
-    console.error(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
+  const applied = await migrate(deps);
+  if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
+  await checkColumns(deps.db, registry).catch(async (err: unknown) => {
     await deps.close();
-    process.exit(1);
-  }
-  try {
-    await checkColumns(deps.db, registry);
-  } catch (err) {
-    if (!(err instanceof PluginLoadError)) throw err;
-    console.error(`Plugin error: ${err.message}`);
-    await deps.close();
-    process.exit(1);
-  }
+    throw err;
+  });
   const demo = await seedDemoIfEmpty(deps, registry);
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
@@ -84,7 +73,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((err: Error) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

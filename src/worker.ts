@@ -1,18 +1,12 @@
-import { boot } from './boot.js';
-import { migrateLatest } from './db/migrate.js';
+import { boot, migrate } from './boot.js';
 import { startHousekeeping } from './housekeeping.js';
+import { runMain } from './startup.js';
 import { startWorker } from './webhooks/worker.js';
 
 /** `npm run worker`: a delivery worker alone. Run as many as needed, beside the servers. */
 async function main(): Promise<void> {
-  const { config, deps } = await boot();
-  try {
-    await migrateLatest(deps.db, config.migrationsDirs);
-  } catch (err) {
-    console.error(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
-    await deps.close();
-    process.exit(1);
-  }
+  const { deps } = await boot();
+  await migrate(deps);
   const worker = startWorker(deps);
   const housekeeping = startHousekeeping(deps);
   let stopping = false;
@@ -29,7 +23,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: Error) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

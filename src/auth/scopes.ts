@@ -1,7 +1,7 @@
-import type { Registry } from '../kernel/registry.js';
+import { WEBHOOKS_SCOPE, type Registry } from '../kernel/registry.js';
 
 /** The kernel's own scope, beside the plugins' read and write scopes. */
-export const WEBHOOKS_SCOPE = 'webhooks:manage';
+export { WEBHOOKS_SCOPE };
 
 export interface ScopeInfo {
   name: string;

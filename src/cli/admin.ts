@@ -3,9 +3,10 @@ import { pino } from 'pino';
 import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
-import { boot } from '../boot.js';
+import { boot, migrate } from '../boot.js';
 import { createLogger } from '../deps.js';
-import { migrateLatest } from '../db/migrate.js';
+import { isUnavailable } from '../errors.js';
+import { runMain } from '../startup.js';
 
 const USAGE = `Usage:
   npm run admin -- workspace create --name NAME --plan PLAN [--json]
@@ -58,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   // Logs go to stderr: with --json, stdout carries one JSON object and nothing else.
   const { config, deps, registry } = await boot(process.env, { log: createLogger('warn', pino.destination(2)) });
   try {
-    await migrateLatest(deps.db, config.migrationsDirs);
+    await migrate(deps);
     const command = `${noun} ${verb ?? ''}`.trim();
     switch (command) {
       case 'workspace create': {
@@ -112,16 +113,14 @@ async function main(argv: string[]): Promise<number> {
       console.error(`${err.message}\n${USAGE}`);
       return 2;
     }
+    if (isUnavailable(err)) {
+      console.error(`error: the database cannot be reached (DATABASE_URL): ${(err as { code?: string }).code ?? (err as Error).message}`);
+      return 1;
+    }
     throw err;
   } finally {
     await deps.close();
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`error: ${err.message}`);
-    process.exit(1);
-  },
-);
+runMain(() => main(process.argv.slice(2)));

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
 import { publicApi } from '../api/public.js';
-import { loadRegistry, PluginLoadError } from '../kernel/registry.js';
+import { loadRegistry } from '../kernel/registry.js';
 import { buildOpenApi, serviceVersion } from '../openapi/document.js';
+import { runMain } from '../startup.js';
 
 /**
  * Writes the OpenAPI document that the server serves at /v1/openapi.json, built from the same
@@ -26,7 +27,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError || err instanceof PluginLoadError ? err.message : err);
-  process.exit(1);
-});
+runMain(main);

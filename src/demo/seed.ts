@@ -1,7 +1,7 @@
 import { createKey, createWorkspace } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
-import { insertSamples } from '../kernel/fixtures.js';
+import { insertSamples } from './samples.js';
 import type { Registry } from '../kernel/registry.js';
 
 const ROWS_PER_RESOURCE = 60;

@@ -1,5 +1,5 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
-import type { AuthContext, RateLimitState } from '../auth/caller.js';
+import type { AuthContext, RateLimitState } from '../kernel/route.js';
 
 export type { AuthContext, RateLimitState };
 

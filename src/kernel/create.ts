@@ -1,6 +1,6 @@
 import { isDuplicateKey, transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
-import { eventsFor, writeEvents } from '../events/outbox.js';
+import { eventsFor, writeEvents } from './outbox.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Row } from './define.js';

@@ -1,6 +1,6 @@
 import { transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
-import { eventsFor, writeEvents } from '../events/outbox.js';
+import { eventsFor, writeEvents } from './outbox.js';
 import { findForUpdate } from './lookup.js';
 import type { CompiledResource } from './registry.js';
 import { toObject } from './rows.js';

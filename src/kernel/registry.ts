@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
@@ -34,6 +33,9 @@ export class PluginLoadError extends Error {
     this.name = 'PluginLoadError';
   }
 }
+
+/** The kernel's own scope, beside the plugins' read and write scopes. */
+export const WEBHOOKS_SCOPE = 'webhooks:manage';
 
 /** Paths the kernel serves itself; a plugin may not take them. */
 const KERNEL_PATHS = ['/health', '/scopes', '/events', '/webhooks', '/openapi.json'];

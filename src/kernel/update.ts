@@ -1,6 +1,6 @@
 import { transaction } from '../db/dialect.js';
 import type { WriteDeps } from './writes.js';
-import { eventsFor, writeEvents } from '../events/outbox.js';
+import { eventsFor, writeEvents } from './outbox.js';
 import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';

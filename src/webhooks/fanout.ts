@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { whereAllowsWebhooks } from '../auth/plans.js';
 import { claimRows, transaction } from '../db/dialect.js';
 import { matches } from '../events/patterns.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
@@ -25,14 +26,16 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     if (seqs.length === 0) return { events: 0, deliveries: 0 };
     const events = (await trx('events').select('seq', 'id', 'workspace_id', 'type', 'created_at').whereIn('seq', seqs)) as Array<{ seq: number; id: string; workspace_id: string; type: string; created_at: number | string }>;
     const workspaces = [...new Set(events.map((e) => e.workspace_id))];
-    const subscriptions = (await trx('webhook_subscriptions as s')
+    const subscriptions = (await whereAllowsWebhooks(
+      trx('webhook_subscriptions as s')
       .join('workspaces as w', 'w.id', 's.workspace_id')
       .join('plans as p', 'p.name', 'w.plan')
       .select('s.id', 's.workspace_id', 's.events', 's.created_at')
       .whereIn('s.workspace_id', workspaces)
       .whereNull('s.deleted_at')
-      .where('s.enabled', true)
-      .where('p.webhooks_per_month', '>', 0)) as Array<{ id: string; workspace_id: string; events: string; created_at: number | string }>;
+      .where('s.enabled', true),
+      'p',
+    )) as Array<{ id: string; workspace_id: string; events: string; created_at: number | string }>;
     const byWorkspace = new Map<string, Array<{ id: string; patterns: string[]; created_at: number }>>();
     for (const s of subscriptions) {
       const list = byWorkspace.get(s.workspace_id) ?? [];

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { findPlan } from '../auth/keys.js';
+import { allowsWebhooks } from '../auth/plans.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../deps.js';
 import { ApiError, type ErrorItem } from '../errors.js';
@@ -59,7 +60,7 @@ async function checkInput(deps: WebhookDeps, body: { url?: string; events?: stri
 /** Test deliveries and retries send: a plan without webhooks sends nothing. */
 async function requireWebhookPlan(db: Knex, workspace: Workspace): Promise<void> {
   const plan = await findPlan(db, workspace.plan);
-  if (!plan || plan.webhooks_per_month <= 0) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
+  if (!allowsWebhooks(plan)) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
 }
 
 export async function createWebhook(deps: WebhookDeps, workspace: Workspace, body: { url: string; events: string[]; description?: string | null }) {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { findPlan } from '../auth/keys.js';
+import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -76,7 +77,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
   return transaction(db, async (trx) => {
     const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
     const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
-    if (!plan || plan.webhooks_per_month <= 0) {
+    if (!allowsWebhooks(plan)) {
       throw new ApiError('plan_forbids_webhooks', `The ${workspace?.plan ?? 'current'} plan does not include webhooks.`);
     }
     const made = (await trx('webhook_subscriptions').where({ workspace_id: workspaceId }).where('created_at', '>=', monthStart(now)).count({ n: '*' }).first()) as { n: number | string };

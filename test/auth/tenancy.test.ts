@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { insertSamples } from '../../src/kernel/fixtures.js';
+import { insertSamples } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 describe('tenancy', () => {

@@ -1,7 +1,7 @@
 import zlib from 'node:zlib';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { insertSamples } from '../../src/kernel/fixtures.js';
+import { insertSamples } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
 import { checkedFetcher, resolvePointer } from '../helpers/contract.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/config.js';
-import { insertSamples } from '../../src/kernel/fixtures.js';
+import { insertSamples } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';

@@ -120,6 +120,22 @@ export async function down(knex) { await knex.schema.dropTable('notes'); }`,
   });
 });
 
+describe('every entry point says a bad setting in one line, without a stack trace', () => {
+  for (const [script, args] of [
+    ['src/cli/migrate.ts', []],
+    ['src/cli/admin.ts', ['key', 'list', '--workspace', 'ws_x']],
+    ['src/cli/openapi.ts', []],
+    ['src/worker.ts', []],
+    ['src/server.ts', []],
+  ] as const) {
+    it(`${script}`, async () => {
+      const res = await run(script, [...args], { PORT: 'eighty' });
+      expect(res.code).to.equal(1);
+      expect(res.stderr.trim()).to.equal('Configuration error: PORT: must be an integer, got "eighty"');
+    });
+  }
+});
+
 describe('a bad setting stops start-up, naming it', () => {
   for (const [env, message] of [
     [{ PORT: 'eighty' }, /PORT: must be an integer/],

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { encodeCursor } from '../../src/kernel/cursor.js';
 import type { Row } from '../../src/kernel/define.js';
-import { insertSamples, sampleRow, seededRandom } from '../../src/kernel/fixtures.js';
+import { insertSamples, sampleRow, seededRandom } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 interface Page {

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
-import type { Change, Row } from '../kernel/define.js';
-import type { CompiledResource } from '../kernel/registry.js';
-import { iso } from '../kernel/rows.js';
+import type { Change, Row } from './define.js';
+import type { CompiledResource } from './registry.js';
+import { iso } from './rows.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */
 export interface OutboxEvent {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
-import type { JsonSchema, Row } from './define.js';
-import type { CompiledResource, Registry } from './registry.js';
+import type { JsonSchema, Row } from '../kernel/define.js';
+import type { CompiledResource, Registry } from '../kernel/registry.js';
 
 /** A small deterministic generator, so a seed gives the same sample data every time. */
 export function seededRandom(seed: number): () => number {

@@ -1,0 +1,36 @@
+import { ConfigError } from './config.js';
+import { PluginLoadError } from './kernel/registry.js';
+
+/** What stops an entry point before it serves: said in one line, without a stack trace. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}
+
+/** The one line an operator reads for a refusal at start-up; undefined for a bug. */
+function startupMessage(err: unknown): string | undefined {
+  if (err instanceof ConfigError) return `Configuration error: ${err.message}`;
+  if (err instanceof PluginLoadError) return `Plugin error: ${err.message}`;
+  if (err instanceof StartupError) return err.message;
+  return undefined;
+}
+
+/**
+ * Runs an entry point (server, worker, the CLIs): a refusal at start-up (a bad setting, a bad
+ * plugin, a database that cannot be migrated) prints one line and exits 1; anything else is a
+ * bug and prints in full. A returned number is the exit code; a long-running main returns
+ * nothing and stops on its own signal handling.
+ */
+export function runMain(main: () => Promise<number | void>): void {
+  main().then(
+    (code) => {
+      if (typeof code === 'number') process.exit(code);
+    },
+    (err: unknown) => {
+      console.error(startupMessage(err) ?? err);
+      process.exit(1);
+    },
+  );
+}
