@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
   const config = loadConfig(process.env);
   const registry = await loadRegistry(config.pluginsDir);
-  const text = `${JSON.stringify(buildOpenApi(publicApi(registry), registry, serviceVersion()), null, 2)}\n`;
+  const text = `${JSON.stringify(buildOpenApi(publicApi(registry), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays }), null, 2)}\n`;
   if (out) {
     fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
     fs.writeFileSync(out, text);

@@ -42,7 +42,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   // The document is built from the same routes, and serialised once.
   let document = '';
   const api = publicApi(registry, () => document);
-  document = JSON.stringify(buildOpenApi(api, registry, serviceVersion()));
+  document = JSON.stringify(buildOpenApi(api, registry, serviceVersion(), { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }));
   mount(router, api, { ...deps, resolve: createResolve(deps.config.webhookDnsServers) });
   mountReserved(router, api.base, registry);
   const publicPaths = new Set(api.routes.filter((r) => r.access === 'public').map((r) => `${api.base}${r.path}`));

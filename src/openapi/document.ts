@@ -5,7 +5,7 @@ import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../wire.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
-import { eventSchemas, webhooks } from './events.js';
+import { eventSchemas, webhooks, type DeliveryFacts } from './events.js';
 import { META_SCHEMAS } from './meta.js';
 import { pathsOf } from './operation.js';
 import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
@@ -51,7 +51,7 @@ function tags(registry: Registry): JsonSchema[] {
  * The OpenAPI 3.1 document of this server, built from the registry at boot: the same schemas
  * the routes validate with, so it cannot drift from them.
  */
-export function buildOpenApi(api: Api, registry: Registry, version: string): JsonSchema {
+export function buildOpenApi(api: Api, registry: Registry, version: string, delivery: DeliveryFacts): JsonSchema {
   const problems = new ProblemResponses();
   const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry) };
   for (const resource of registry.resources) Object.assign(schemas, resourceSchemas(resource));
@@ -65,7 +65,7 @@ export function buildOpenApi(api: Api, registry: Registry, version: string): Jso
     security: [{ bearerAuth: [] }],
     tags: tags(registry),
     paths,
-    webhooks: webhooks(registry),
+    webhooks: webhooks(registry, delivery),
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' },

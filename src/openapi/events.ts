@@ -21,13 +21,31 @@ export const DELIVERY_HEADERS: JsonSchema[] = [
   { name: 'X-Service-Signature', in: 'header', required: true, description: 'The same value as webhook-signature.', schema: { type: 'string', pattern: SIGNATURE } },
 ];
 
-const RECEIVER_ANSWERS: JsonSchema = {
-  '2XX': { description: 'Delivered. Any 2xx within 10 s counts; redirects are not followed.' },
-  '410': { description: 'Gone: the subscription is disabled, with `disabled_reason: gone`.' },
-  '429': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
-  '503': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
-  default: { description: 'Any other answer, a timeout or no connection: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±20%), then the delivery fails.' },
-};
+/** What the service does with a delivery's answer, in the terms the running configuration sets. */
+export interface DeliveryFacts {
+  timeoutMs: number;
+  /** Seconds between attempts; their count is the number of retries. */
+  retryDelays: readonly number[];
+}
+
+/** 5 -> `5 s`, 300 -> `5 min`, 7200 -> `2 h`. */
+function duration(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+const inWords = (items: string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+
+function receiverAnswers(facts: DeliveryFacts): JsonSchema {
+  return {
+    '2XX': { description: `Delivered. Any 2xx within ${duration(facts.timeoutMs / 1000)} counts; redirects are not followed.` },
+    '410': { description: 'Gone: the subscription is disabled, with `disabled_reason: gone`.' },
+    '429': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
+    '503': { description: 'Retried later, after Retry-After if given (seconds or an HTTP date).' },
+    default: { description: `Any other answer, a timeout or no connection: retried after ${inWords(facts.retryDelays.map(duration))} (±20%), then the delivery fails.` },
+  };
+}
 
 /** The event envelope around one object schema. */
 function envelope(type: string, object: JsonSchema, previous: JsonSchema): JsonSchema {
@@ -63,7 +81,7 @@ export function eventSchemas(registry: Registry): Record<string, JsonSchema> {
   return schemas;
 }
 
-function delivery(type: string, summary: string, description: string, payload: JsonSchema): JsonSchema {
+function delivery(type: string, summary: string, description: string, payload: JsonSchema, answers: JsonSchema): JsonSchema {
   return {
     post: {
       operationId: `on${type.split('.').map(pascal).join('')}`,
@@ -73,25 +91,27 @@ function delivery(type: string, summary: string, description: string, payload: J
       security: [],
       parameters: DELIVERY_HEADERS,
       requestBody: { required: true, content: { 'application/json': { schema: payload } } },
-      responses: RECEIVER_ANSWERS,
+      responses: answers,
     },
   };
 }
 
 /** Every event of the catalog (and the test event) as an OpenAPI 3.1 webhook: payload and signature headers. */
-export function webhooks(registry: Registry): Record<string, JsonSchema> {
+export function webhooks(registry: Registry, facts: DeliveryFacts): Record<string, JsonSchema> {
   const result: Record<string, JsonSchema> = {};
+  const answers = receiverAnswers(facts);
   for (const event of eventCatalog(registry)) {
     const [name = ''] = event.name.split('.');
     const resource = pascal(name);
     const object = event.name.endsWith('.deleted') ? `the ${name} as it was before the delete.` : `the ${name} after the change.`;
-    result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values.`, envelope(event.name, ref(resource), ref(`${resource}Changes`)));
+    result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values.`, envelope(event.name, ref(resource), ref(`${resource}Changes`)), answers);
   }
   result['webhook.test'] = delivery(
     'webhook.test',
     'A test event',
     'Sent by POST /v1/webhooks/{id}/test to that subscription only; `data.object` is the subscription.',
     envelope('webhook.test', ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }),
+    answers,
   );
   return result;
 }

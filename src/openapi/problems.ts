@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../kernel/define.js';
+import { MAX_BODY_BYTES } from '../wire.js';
 
 /**
  * The headers answers carry, described once under components.headers; `required` says the
@@ -68,7 +69,7 @@ const WHEN: Record<ErrorCode, string> = {
   invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
   request_timeout: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)',
   idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',
-  payload_too_large: 'the body is over 1 MiB',
+  payload_too_large: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)`,
   unsupported_media_type: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads',
   validation_failed: 'the body does not match the schema; `errors` has one entry per field',
   rate_limited: "the key's per-minute limit is reached, or too many failed authentications came from this address",

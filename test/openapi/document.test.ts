@@ -155,6 +155,17 @@ describe('the OpenAPI document', () => {
     expect(JSON.parse(printed.stdout)).to.deep.equal(doc);
   });
 
+  it('states the delivery timeout and retry schedule the server is configured with', async () => {
+    const answers = (d: Json) => d.webhooks['deal.created'].post.responses;
+    expect(answers(doc)['2XX'].description).to.contain('within 10 s');
+    expect(answers(doc).default.description).to.contain('after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±20%)');
+    const printed = await run('src/cli/openapi.ts', [], { WEBHOOK_TIMEOUT_SECONDS: '3', WEBHOOK_RETRY_DELAYS: '1,90,3600' });
+    expect(printed.code, printed.stderr).to.equal(0);
+    const other = JSON.parse(printed.stdout) as Json;
+    expect(answers(other)['2XX'].description).to.contain('within 3 s');
+    expect(answers(other).default.description).to.contain('after 1 s, 90 s and 1 h (±20%)');
+  });
+
   it('types a client: examples/list-deals.ts (openapi-fetch) lists the deals of a workspace, page by page', async () => {
     const { token } = await app.workspaceWithKey();
     const titles = Array.from({ length: 230 }, (_, i) => `Example ${String(i).padStart(3, '0')}`);
