@@ -88,18 +88,6 @@ export function toProblem(error: ApiError, requestId: string): Problem {
   return problem;
 }
 
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'PROTOCOL_CONNECTION_LOST',
-  'ER_CON_COUNT_ERROR',
-  'SQLITE_BUSY',
-  'SQLITE_CANTOPEN',
-]);
-
 /**
  * The connection was lost while a transaction committed: the database may have written it all
  * or nothing, and this process cannot tell which. `cause` is the driver's error.
@@ -117,13 +105,4 @@ export function outcomeUnknown(withIdempotencyKey: boolean): ApiError {
     ? 'Retrying with the same Idempotency-Key is safe: if the change was made, the retry answers it again instead of making it twice.'
     : 'Check whether it was made before retrying a POST (a PATCH or DELETE may simply be repeated); send an Idempotency-Key with every POST so that a retry is always safe.';
   return new ApiError('unavailable', `The connection to the database was lost while the change was being committed, so whether it was made is unknown. ${next}`, { headers: { 'Retry-After': '5' } });
-}
-
-/** True for errors that mean "the database cannot be reached now", as opposed to a bug. */
-export function isUnavailable(error: unknown): boolean {
-  if (error instanceof CommitOutcomeUnknown) return true;
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  return error.name === 'KnexTimeoutError';
 }

@@ -5,7 +5,7 @@ import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { boot, migrate } from '../boot.js';
 import { createLogger } from '../deps.js';
-import { isUnavailable } from '../errors.js';
+import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
 
 const USAGE = `Usage:

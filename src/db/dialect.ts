@@ -1,7 +1,38 @@
 import type { Knex } from 'knex';
-import { CommitOutcomeUnknown, isUnavailable } from '../errors.js';
+import { CommitOutcomeUnknown } from '../errors.js';
 
 /** The few places where MySQL and SQLite report the same thing differently. */
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'SQLITE_BUSY',
+  'SQLITE_CANTOPEN',
+]);
+
+/** True for errors that mean "the database cannot be reached now", as opposed to a bug. */
+export function isUnavailable(error: unknown): boolean {
+  if (error instanceof CommitOutcomeUnknown) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  return error.name === 'KnexTimeoutError';
+}
+
+/**
+ * How long a process may keep a looked-up API key. SQLite: 0, since other processes (a second
+ * server, the admin command) share the file and nothing tells this one of a revocation; the
+ * lookup costs microseconds in process. Elsewhere `cacheMs` (a revocation also reaches every
+ * process at once through Redis).
+ */
+export function keyCacheMs(db: Knex, cacheMs: number): number {
+  return isMysql(db) ? cacheMs : 0;
+}
 
 /** MySQL/MariaDB, as opposed to the embedded SQLite. */
 export function isMysql(db: Knex): boolean {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { KEY_CACHE_MS, KeyLookup } from '../auth/lookup.js';
+import { keyCacheMs } from '../db/dialect.js';
 import type { Deps } from '../deps.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
@@ -16,15 +17,6 @@ import { publicApi } from '../api/public.js';
 import { createResolve } from '../webhooks/ssrf.js';
 import { buildOpenApi, serviceVersion } from '../openapi/document.js';
 
-/**
- * With SQLite, other processes (a second server, the admin command) share the file and nothing
- * tells this one of a revocation: the key is looked up on every request (microseconds in
- * process). Elsewhere the lookup is cached for a second.
- */
-function keyCacheTtl(deps: Deps): number {
-  return deps.config.database.client === 'sqlite' ? 0 : KEY_CACHE_MS;
-}
-
 export interface App {
   koa: Koa<AppState, AppContext>;
   /** Every route, for tests that hold the OpenAPI document to them. */
@@ -35,7 +27,7 @@ export interface App {
 export function createApp(deps: Deps, registry: Registry): App {
   const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
-  const lookup = new KeyLookup(deps.db, deps.clock, keyCacheTtl(deps), deps.log);
+  const lookup = new KeyLookup(deps.db, deps.clock, keyCacheMs(deps.db, KEY_CACHE_MS), deps.log);
 
   // Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404).
   const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { ApiError, CommitOutcomeUnknown, isUnavailable, outcomeUnknown, toProblem } from '../../errors.js';
+import { isUnavailable } from '../../db/dialect.js';
+import { ApiError, CommitOutcomeUnknown, outcomeUnknown, toProblem } from '../../errors.js';
 import type { Ctx } from '../context.js';
 
 /**
