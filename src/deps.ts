@@ -21,8 +21,6 @@ export interface Deps {
   readonly clock: Clock;
   /** Tells delivery workers that events were committed. */
   readonly notifier: Notifier;
-  /** True when the clock was injected (tests): the Redis limiter then takes its time from it. */
-  readonly clockInjected: boolean;
   close(): Promise<void>;
 }
 
@@ -59,7 +57,6 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     log,
     notifier,
     clock: overrides.clock ?? systemClock,
-    clockInjected: overrides.clock !== undefined,
     async close() {
       await notifier.close();
       await redis?.close();

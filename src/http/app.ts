@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { KEY_CACHE_MS, KeyLookup } from '../auth/lookup.js';
 import { keyCacheMs } from '../db/dialect.js';
-import type { Deps } from '../deps.js';
+import { systemClock, type Deps } from '../deps.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
 import type { AppContext, AppState } from './context.js';
@@ -45,7 +45,7 @@ export function createApp(deps: Deps, registry: Registry): App {
     accessLog(deps.log),
     errorRenderer(deps.log),
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
-    rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clockInjected ? deps.clock : undefined }),
+    rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
     fallback(),
     router.routes(),
     router.allowedMethods(),

@@ -8,7 +8,10 @@ import { invalidToken } from './authenticate.js';
 export interface RateLimitOptions {
   store: WindowStore;
   redisPrefix: string;
-  /** Only an injected (test) clock is passed to the store; otherwise Redis uses its own time. */
+  /**
+   * A clock other than the system's is passed to the store; with the system clock, Redis uses
+   * its own time, the same for every process whatever their skew.
+   */
   clock: Clock | undefined;
 }
 
