@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
 import { transaction } from '../db/dialect.js';
 import type { Redis } from '../db/redis.js';
@@ -113,8 +114,8 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     const unknown = scopes.filter((s) => !catalog.includes(s));
     if (unknown.length > 0) throw new RefusedError(`unknown scope ${unknown.join(', ')} (scopes: ${catalog.join(' ')})`);
     const live = await trx('api_keys').count({ n: '*' }).where('workspace_id', workspace.id).whereNull('revoked_at').first();
-    if (Number(live?.n ?? 0) >= plan.max_keys) {
-      throw new RefusedError(`plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${Number(live?.n)}: revoke one first`);
+    if (asNumber(live?.n ?? 0) >= plan.max_keys) {
+      throw new RefusedError(`plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
     }
     const token = generateToken();
     const record: KeyRecord = {
@@ -155,7 +156,7 @@ export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord
     name: String(r.name),
     prefix: String(r.prefix),
     scopes: JSON.parse(String(r.scopes)) as string[],
-    rate_limit: Number(r.rate_limit),
+    rate_limit: asNumber(r.rate_limit),
     created_at: iso(r.created_at) as string,
     last_used_at: iso(r.last_used_at),
     revoked_at: iso(r.revoked_at),

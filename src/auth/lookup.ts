@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asNumber } from '../db/decode.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../deps.js';
 import type { AuthContext } from '../kernel/route.js';
@@ -67,7 +68,7 @@ export class KeyLookup {
       .where('k.token_hash', hash)
       .whereNull('k.revoked_at')) as KeyRow | undefined;
     if (!row || row.api_access === 'none') return null;
-    if (row.last_used_at == null || now - Number(row.last_used_at) > LAST_USED_EVERY_MS) {
+    if (row.last_used_at == null || now - asNumber(row.last_used_at) > LAST_USED_EVERY_MS) {
       this.db('api_keys')
         .update({ last_used_at: now })
         .where('id', row.id)
@@ -75,7 +76,7 @@ export class KeyLookup {
     }
     const scopes = JSON.parse(row.scopes) as string[];
     return {
-      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: Number(row.rate_limit) },
+      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit) },
       workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
       scopes: new Set(effectiveScopes(scopes, row.api_access)),
     };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
 import { ApiError } from '../errors.js';
 
@@ -61,11 +62,11 @@ export async function lookUp(db: Knex, workspaceId: string, request: IdempotentR
     | { request_hash: string; status: number; location: string | null; body: string; created_at: number | string }
     | undefined;
   if (!row) return { found: 'none' };
-  if (Number(row.created_at) <= now - IDEMPOTENCY_TTL_MS) return { found: 'expired' };
+  if (asNumber(row.created_at) <= now - IDEMPOTENCY_TTL_MS) return { found: 'expired' };
   if (row.request_hash !== request.requestHash) {
     throw new ApiError('idempotency_conflict', `This ${IDEMPOTENCY_HEADER} was used in the last 24 hours with another request; use a new key for a new request.`);
   }
-  return { found: 'answer', answer: { status: Number(row.status), location: row.location, body: row.body } };
+  return { found: 'answer', answer: { status: asNumber(row.status), location: row.location, body: row.body } };
 }
 
 /**

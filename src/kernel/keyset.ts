@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asNumber } from '../db/decode.js';
 import { encodeCursor } from './cursor.js';
 
 /** Rows strictly after (value, id) in the walk's order: the keyset condition of every list. */
@@ -18,6 +19,6 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
   return {
     data: rows.map(map),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: Number(last[at.column]), id: String(last.id) }) : null,
+    next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: asNumber(last[at.column]), id: String(last.id) }) : null,
   };
 }

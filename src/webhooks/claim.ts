@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asBoolean, asNumber } from '../db/decode.js';
 import { claimRows, transaction } from '../db/dialect.js';
 import type { DeliveryRow } from './deliveries.js';
 
@@ -43,7 +44,7 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     secret,
     previous_secret,
     previous_secret_until,
-    enabled: Boolean(sub_enabled),
+    enabled: asBoolean(sub_enabled) === true,
     deleted: sub_deleted_at !== null,
   }));
 }
@@ -51,5 +52,5 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
 /** When the next pending delivery comes due (ms since the epoch), if any is pending. */
 export async function nextDue(db: Knex): Promise<number | undefined> {
   const row = (await db('webhook_deliveries').where('status', 'pending').min({ at: 'next_attempt_at' }).first()) as { at: number | string | null } | undefined;
-  return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
+  return row?.at == null ? undefined : asNumber(row.at);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -31,8 +32,8 @@ export function toDelivery(row: DeliveryRow) {
     event_id: row.event_id,
     event_type: row.event_type,
     status: row.status,
-    attempts: Number(row.attempts),
-    last_response_status: row.last_response_status === null ? null : Number(row.last_response_status),
+    attempts: asNumber(row.attempts),
+    last_response_status: asNullableNumber(row.last_response_status),
     last_error: row.last_error,
     next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     created_at: iso(row.created_at),
@@ -91,7 +92,7 @@ export async function retryDelivery(db: Knex, subscriptionId: string, deliveryId
   return transaction(db, async (trx) => {
     const row = (await trx('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId }).forUpdate()) as DeliveryRow | undefined;
     if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
-    const inFlight = row.status === 'pending' && row.lease_owner !== null && Number(row.next_attempt_at) > now;
+    const inFlight = row.status === 'pending' && row.lease_owner !== null && asNumber(row.next_attempt_at) > now;
     if (inFlight) return row;
     const update = { status: 'pending' as const, next_attempt_at: now, lease_owner: null, updated_at: now, ...(row.status === 'pending' ? {} : { retries_left: 0 }) };
     await trx('webhook_deliveries').update(update).where({ id: row.id });

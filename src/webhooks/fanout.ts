@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { whereAllowsWebhooks } from '../auth/plans.js';
+import { asNumber } from '../db/decode.js';
 import { claimRows, transaction } from '../db/dialect.js';
 import { matches } from '../events/patterns.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
@@ -39,13 +40,13 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     const byWorkspace = new Map<string, Array<{ id: string; patterns: string[]; created_at: number }>>();
     for (const s of subscriptions) {
       const list = byWorkspace.get(s.workspace_id) ?? [];
-      list.push({ id: s.id, patterns: JSON.parse(s.events) as string[], created_at: Number(s.created_at) });
+      list.push({ id: s.id, patterns: JSON.parse(s.events) as string[], created_at: asNumber(s.created_at) });
       byWorkspace.set(s.workspace_id, list);
     }
     const deliveries: DeliveryRow[] = [];
     for (const event of events) {
       for (const s of byWorkspace.get(event.workspace_id) ?? []) {
-        if (s.created_at <= Number(event.created_at) && matches(s.patterns, event.type)) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
+        if (s.created_at <= asNumber(event.created_at) && matches(s.patterns, event.type)) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
       }
     }
     // By subscription id: the foreign key takes a shared lock on each subscription row, in the

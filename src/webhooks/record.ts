@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import type { Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
@@ -41,7 +42,7 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
     await trx('webhook_attempts').insert(
       kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,
-        attempt: Number(job.delivery.attempts) + 1,
+        attempt: asNumber(job.delivery.attempts) + 1,
         started_at: outcome.startedAt,
         duration_ms: outcome.durationMs,
         response_status: outcome.status,
@@ -74,11 +75,11 @@ const kindOf = (outcome: Outcome) => (succeeded(outcome) ? 'ok' : outcome.status
 /** A delivery's new state after an attempt. */
 function deliveryUpdate({ job, outcome }: Finished, delays: readonly number[], now: number): Record<string, unknown> {
   const d = job.delivery;
-  const attempts = Number(d.attempts) + 1;
+  const attempts = asNumber(d.attempts) + 1;
   const common = { attempts, last_response_status: outcome.status, last_error: outcome.error, lease_owner: null, updated_at: now };
   if (succeeded(outcome)) return { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
-  if (outcome.status === 410 || Number(d.retries_left) <= 0) return { ...common, status: 'failed', next_attempt_at: null };
-  return { ...common, status: 'pending', retries_left: Number(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
+  if (outcome.status === 410 || asNumber(d.retries_left) <= 0) return { ...common, status: 'failed', next_attempt_at: null };
+  return { ...common, status: 'pending', retries_left: asNumber(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
 }
 
 /** The new states grouped: deliveries of one lease with the very same new state are one UPDATE. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { asBoolean, asNumber } from '../db/decode.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
@@ -35,7 +36,7 @@ export function toSubscription(row: SubscriptionRow) {
     url: row.url,
     events: JSON.parse(row.events) as string[],
     description: row.description,
-    enabled: Boolean(row.enabled),
+    enabled: asBoolean(row.enabled) === true,
     disabled_reason: row.disabled_reason,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -81,7 +82,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
       throw new ApiError('plan_forbids_webhooks', `The ${workspace?.plan ?? 'current'} plan does not include webhooks.`);
     }
     const made = (await trx('webhook_subscriptions').where({ workspace_id: workspaceId }).where('created_at', '>=', monthStart(now)).count({ n: '*' }).first()) as { n: number | string };
-    if (Number(made.n) >= plan.webhooks_per_month) {
+    if (asNumber(made.n) >= plan.webhooks_per_month) {
       throw new ApiError('webhook_limit_reached', `The ${plan.name} plan allows ${plan.webhooks_per_month} webhook subscriptions created per calendar month (UTC), deleted ones included; this month's are used.`);
     }
     const secret = newSecret();
@@ -167,6 +168,6 @@ export async function rotateSecret(db: Knex, workspaceId: string, id: string, no
 /** The secrets that sign now: the current one, and a rotated-out one within its grace period. */
 export function signingSecrets(row: Pick<SubscriptionRow, 'secret' | 'previous_secret' | 'previous_secret_until'>, now: number): string[] {
   const secrets = [row.secret];
-  if (row.previous_secret && Number(row.previous_secret_until) > now) secrets.push(row.previous_secret);
+  if (row.previous_secret && asNumber(row.previous_secret_until) > now) secrets.push(row.previous_secret);
   return secrets;
 }
