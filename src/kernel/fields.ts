@@ -61,11 +61,6 @@ export function ref(resource: string, description: string): JsonSchema {
   return mark({ type: ['string', 'null'], maxLength: 64, description }, REFERENCE, resource);
 }
 
-/** The id of another resource by its prefix (ref() says it once, by the resource's name). */
-export function idRef(prefix: string, description: string): JsonSchema {
-  return { type: ['string', 'null'], pattern: `^${prefix}[0-9a-z]+$`, maxLength: 64, description, examples: [`${prefix}8f2kq0w7m3ab`] };
-}
-
 export function date(description: string): JsonSchema {
   return { type: ['string', 'null'], format: 'date', description, examples: ['2026-12-31'] };
 }
