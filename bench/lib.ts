@@ -3,6 +3,7 @@
  * started as child processes, and autocannon runs summarised in alternating rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import knex, { type Knex } from 'knex';
@@ -11,7 +12,10 @@ import { ROOT_DIR, loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/connect.js';
 import { migrateLatest } from '../src/db/migrate.js';
 
-const SERVER_URL = new URL(process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test');
+const RAW_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test';
+/** `BENCH_DATABASE_URL=sqlite:FILE` benchmarks the embedded default: SQLite and the in-memory limiter. */
+export const EMBEDDED = RAW_URL.startsWith('sqlite:');
+const SERVER_URL = new URL(EMBEDDED ? 'mysql://unused' : RAW_URL);
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -21,14 +25,22 @@ const DATABASE = 'wsapi_bench';
 
 const dbUrl = new URL(SERVER_URL.href);
 dbUrl.pathname = `/${DATABASE}`;
-export const env = { PATH: process.env.PATH ?? '', DATABASE_URL: dbUrl.href, REDIS_URL, REDIS_PREFIX: 'wsapi_bench:', LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
+const storage: Record<string, string> = EMBEDDED ? { DATABASE_URL: RAW_URL } : { DATABASE_URL: dbUrl.href, REDIS_URL, REDIS_PREFIX: 'wsapi_bench:' };
+export const env = { PATH: process.env.PATH ?? '', ...storage, LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
+/** What the figures were measured on. */
+export const BACKEND = EMBEDDED ? 'the embedded default (SQLite, in-memory limiter)' : 'MariaDB + Redis';
 
 /** Drops and recreates the bench database, migrated, with one workspace and KEYS keys holding `scopes`. */
 export async function freshDatabase(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
-  const server = knex({ client: 'mysql2', connection: { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || 3306), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) } });
-  await server.raw('DROP DATABASE IF EXISTS ??', [DATABASE]);
-  await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [DATABASE]);
-  await server.destroy();
+  if (EMBEDDED) {
+    const file = RAW_URL.slice('sqlite:'.length);
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
+  } else {
+    const server = knex({ client: 'mysql2', connection: { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || 3306), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) } });
+    await server.raw('DROP DATABASE IF EXISTS ??', [DATABASE]);
+    await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [DATABASE]);
+    await server.destroy();
+  }
   const config = loadConfig(env);
   const db = createDb(config.database);
   await migrateLatest(db, config.migrationsDirs);

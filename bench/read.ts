@@ -1,17 +1,18 @@
 /**
- * Read path benchmark (issue 2), on MariaDB + Redis:
+ * Read path benchmark (issue 2), on MariaDB + Redis, or on the embedded default with
+ * BENCH_DATABASE_URL=sqlite:FILE:
  *   1. GET /v1/deals?limit=50 through the whole chain vs a bare Koa route running the same
  *      query, same run, same machine, in alternating rounds: median requests/s of each and the
  *      ratio (target >= 0.7).
  *   2. A page 100,000 rows deep vs the first page, both through the chain, one connection:
  *      time per request and the ratio (target <= 1.3).
- * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379]
+ * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379 | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { encodeCursor } from '../src/kernel/cursor.js';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { loadConfig } from '../src/config.js';
-import { compare, DURATION, env, fmt, freshDatabase, load, ROUNDS, start } from './lib.js';
+import { BACKEND, compare, EMBEDDED, DURATION, env, fmt, freshDatabase, load, ROUNDS, start } from './lib.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 110_000);
 
@@ -23,10 +24,12 @@ async function prepare() {
   const random = seededRandom(42);
   const start = Date.UTC(2025, 0, 1);
   process.stdout.write(`inserting ${ROWS} deals`);
-  for (let done = 0; done < ROWS; done += 2000) {
-    const rows = Array.from({ length: Math.min(2000, ROWS - done) }, (_, i) => sampleRow(deals, workspaceId, done + i, new Map(), random, start + (done + i) * 1000));
+  // SQLite takes at most 500 rows in one INSERT.
+  const chunk = EMBEDDED ? 400 : 2000;
+  for (let done = 0; done < ROWS; done += chunk) {
+    const rows = Array.from({ length: Math.min(chunk, ROWS - done) }, (_, i) => sampleRow(deals, workspaceId, done + i, new Map(), random, start + (done + i) * 1000));
     await db('deals').insert(rows);
-    if (done % 20_000 === 0) process.stdout.write('.');
+    if (done % 20_000 < chunk) process.stdout.write('.');
   }
   console.log(' done');
   const deep = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(99_999).limit(1).first()) as { created_at: number; id: string };
@@ -52,7 +55,7 @@ try {
   const first = await load(firstPage, tokens, 5, { connections: 1 });
   const deep = await load(deepPage, tokens, 5, { connections: 1 });
 
-  console.log('\nGET /v1/deals?limit=50 on MariaDB + Redis, 50 connections, median of %d rounds of %ds', ROUNDS, DURATION);
+  console.log('\nGET /v1/deals?limit=50 on %s, 50 connections, median of %d rounds of %ds', BACKEND, ROUNDS, DURATION);
   console.log('  bare Koa route, same query     %s req/s  (mean %s ms, p99 %s ms)', fmt(b.rps), fmt(b.mean), fmt(b.p99));
   console.log('  whole chain (auth, limiter...) %s req/s  (mean %s ms, p99 %s ms)', fmt(c.rps), fmt(c.mean), fmt(c.p99));
   const ratio = c.rps / b.rps;

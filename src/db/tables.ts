@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isMysql } from './dialect.js';
 
 /**
  * Creates a resource table with what the kernel needs: id, workspace_id, created_at and
@@ -17,10 +18,35 @@ export async function createResourceTable(
     columns(t);
     t.bigInteger('created_at').notNullable();
     t.bigInteger('updated_at').notNullable();
-    t.index(['workspace_id', 'created_at', 'id'], `${table}_ws_created`);
-    t.index(['workspace_id', 'updated_at', 'id'], `${table}_ws_updated`);
+    t.index(['workspace_id', 'created_at', 'id'], keysetIndex(table, 'created_at'));
+    t.index(['workspace_id', 'updated_at', 'id'], keysetIndex(table, 'updated_at'));
     for (const filter of options.filters ?? []) t.index(['workspace_id', filter, 'created_at', 'id'], `${table}_ws_${filter}`);
   });
+}
+
+/** The name of a resource table's keyset index for one sort column. */
+export function keysetIndex(table: string, column: 'created_at' | 'updated_at'): string {
+  return `${table}_ws_${column === 'created_at' ? 'created' : 'updated'}`;
+}
+
+/**
+ * Where a keyset page past a cursor reads from. MariaDB, given the whole row to fetch, plans the
+ * workspace's rows by `ref` and filters every row before the cursor (a page 100,000 deep took
+ * 200 ms); told to use the sort's keyset index it seeks to the cursor (under 1 ms). SQLite
+ * seeks on its own.
+ */
+export function keysetSource(db: Knex, table: string, column: 'created_at' | 'updated_at'): string | Knex.Raw {
+  return isMysql(db) ? db.raw('?? FORCE INDEX (??)', [table, keysetIndex(table, column)]) : table;
+}
+
+/** The names of a table's indexes. */
+export async function indexNames(db: Knex, table: string): Promise<Set<string>> {
+  if (isMysql(db)) {
+    const [rows] = (await db.raw('SHOW INDEX FROM ??', [table])) as [Array<{ Key_name: string }>];
+    return new Set(rows.map((r) => r.Key_name));
+  }
+  const rows = (await db.raw('SELECT name FROM pragma_index_list(?)', [table])) as Array<{ name: string }>;
+  return new Set(rows.map((r) => r.name));
 }
 
 export function money(t: Knex.CreateTableBuilder): void {

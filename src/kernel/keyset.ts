@@ -2,10 +2,15 @@ import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
 import { encodeCursor } from './cursor.js';
 
-/** Rows strictly after (value, id) in the walk's order: the keyset condition of every list. */
+/**
+ * Rows strictly after (value, id) in the walk's order: the keyset condition of every list. The
+ * redundant `column <= value` (or >=) comes first so that both MariaDB and SQLite seek on the
+ * (workspace_id, column, id) index to the cursor, instead of walking every row before it and
+ * filtering; only the rows sharing the cursor's value are then told apart by id.
+ */
 export function afterKeyset(q: Knex.QueryBuilder, column: string, order: 'asc' | 'desc', after: { value: number; id: string }): Knex.QueryBuilder {
   const cmp = order === 'desc' ? '<' : '>';
-  return q.where((w) => w.where(column, cmp, after.value).orWhere((w2) => w2.where(column, after.value).andWhere('id', cmp, after.id)));
+  return q.where(column, `${cmp}=`, after.value).andWhere((w) => w.where(column, cmp, after.value).orWhere('id', cmp, after.id));
 }
 
 /**

@@ -136,6 +136,29 @@ describe('every entry point says a bad setting in one line, without a stack trac
   }
 });
 
+describe("a plugin's keyset index is checked at start-up too", () => {
+  it('stops `npm start` naming the plugin, the table and the missing index', async () => {
+    const storage = await isolatedDatabase('indexes');
+    const plugins = pluginsDir({ 'notes.ts': plugin('') });
+    const migrations = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-migrations-'));
+    // The columns, but not the index createResourceTable() would have made.
+    fs.writeFileSync(
+      path.join(migrations, '20261201000000_notes.ts'),
+      `export async function up(knex) { await knex.schema.createTable('notes', (t) => { t.string('id', 64).primary(); t.string('workspace_id', 64); t.text('body'); t.bigInteger('created_at'); t.bigInteger('updated_at'); }); }
+export async function down(knex) { await knex.schema.dropTable('notes'); }`,
+    );
+    try {
+      const res = await run('src/server.ts', [], { ...storage.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations, PORT: '0' });
+      expect(res.code, res.stdout).to.equal(1);
+      expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no index "notes_ws_created" on \(workspace_id, created_at, id\)/);
+    } finally {
+      fs.rmSync(plugins, { recursive: true, force: true });
+      fs.rmSync(migrations, { recursive: true, force: true });
+      await storage.drop();
+    }
+  });
+});
+
 describe('a bad setting stops start-up, naming it', () => {
   for (const [env, message] of [
     [{ PORT: 'eighty' }, /PORT: must be an integer/],
