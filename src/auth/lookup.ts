@@ -22,19 +22,32 @@ interface KeyRow {
 interface Entry {
   auth: AuthContext | null;
   expires: number;
+  version: number | undefined;
 }
 
 const MAX_ENTRIES = 10_000;
 /** last_used_at is a hint for operators: one write a minute per key is plenty. */
 const LAST_USED_EVERY_MS = 60_000;
 
-/** How long a process keeps a looked-up key (where it caches at all): the longest a revocation waits without Redis. */
+/** How long a process keeps a looked-up key on MySQL: the longest a revocation waits without Redis. */
 export const KEY_CACHE_MS = 1000;
 
+/** On SQLite, where any change to the file ends the entry at once, the TTL only bounds memory of idle keys. */
+export const KEY_CACHE_SQLITE_MS = 60_000;
+
 /**
- * Token -> key, workspace and plan, cached in process for `ttlMs` so the hot path costs no
- * query. A revocation reaches every process within that TTL (and at once with Redis: see
- * revocation.ts). A ttl of 0 looks the key up on every request.
+ * How long a looked-up key may be kept: `ttlMs`, and, where the database can tell cheaply that
+ * something changed (SQLite's data_version), only while `version()` stays the same.
+ */
+export interface KeyCachePolicy {
+  ttlMs: number;
+  version?: () => number;
+}
+
+/**
+ * Token -> key, workspace and plan, cached in process so the hot path costs no query. A
+ * revocation reaches every process within the TTL (at once with Redis: see revocation.ts), and
+ * at once on SQLite, where any commit to the file by another connection ends every entry.
  */
 export class KeyLookup {
   private readonly cache = new Map<string, Entry>();
@@ -42,20 +55,22 @@ export class KeyLookup {
   constructor(
     private readonly db: Knex,
     private readonly clock: Clock,
-    private readonly ttlMs: number,
+    private readonly policy: KeyCachePolicy,
     private readonly log: Logger,
   ) {}
 
   async find(token: string): Promise<AuthContext | null> {
     const hash = hashToken(token);
     const now = this.clock.now();
+    // Read before the lookup: a change committed during it makes the entry stale at once.
+    const version = this.policy.version?.();
     const cached = this.cache.get(hash);
-    if (cached && cached.expires > now) return cached.auth;
+    if (cached && cached.expires > now && cached.version === version) return cached.auth;
     const auth = await this.load(hash, now);
-    if (this.ttlMs > 0) {
+    if (this.policy.ttlMs > 0) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
       this.cache.delete(hash);
-      this.cache.set(hash, { auth, expires: now + this.ttlMs });
+      this.cache.set(hash, { auth, expires: now + this.policy.ttlMs, version });
     }
     return auth;
   }

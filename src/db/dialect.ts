@@ -24,16 +24,6 @@ export function isUnavailable(error: unknown): boolean {
   return error.name === 'KnexTimeoutError';
 }
 
-/**
- * How long a process may keep a looked-up API key. SQLite: 0, since other processes (a second
- * server, the admin command) share the file and nothing tells this one of a revocation; the
- * lookup costs microseconds in process. Elsewhere `cacheMs` (a revocation also reaches every
- * process at once through Redis).
- */
-export function keyCacheMs(db: Knex, cacheMs: number): number {
-  return isMysql(db) ? cacheMs : 0;
-}
-
 /** MySQL/MariaDB, as opposed to the embedded SQLite. */
 export function isMysql(db: Knex): boolean {
   return db.client.config.client === 'mysql2';

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { KEY_CACHE_MS, KeyLookup } from '../auth/lookup.js';
-import { keyCacheMs } from '../db/dialect.js';
+import { KEY_CACHE_MS, KEY_CACHE_SQLITE_MS, KeyLookup } from '../auth/lookup.js';
+import { sqliteChangeCounter } from '../db/changes.js';
 import { systemClock, type Deps } from '../deps.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
@@ -27,7 +27,8 @@ export interface App {
 export function createApp(deps: Deps, registry: Registry): App {
   const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
-  const lookup = new KeyLookup(deps.db, deps.clock, keyCacheMs(deps.db, KEY_CACHE_MS), deps.log);
+  const changes = sqliteChangeCounter(deps.config.database);
+  const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
 
   // Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404).
   const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });
@@ -53,5 +54,12 @@ export function createApp(deps: Deps, registry: Registry): App {
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
   koa.silent = true;
-  return { koa, router, close: () => limiter.close() };
+  return {
+    koa,
+    router,
+    close: () => {
+      limiter.close();
+      changes?.close();
+    },
+  };
 }

@@ -39,6 +39,24 @@ describe('revoking a key', () => {
     }
   });
 
+  it('costs one query per list request while nothing changes: the key is cached (on SQLite until the file changes)', async () => {
+    const { token } = await app.workspaceWithKey();
+    // The first lookup records last_used_at, a change to the file: the next one looks again.
+    for (let i = 0; i < 2; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    app.deps.db.on('query', listen);
+    try {
+      for (let i = 0; i < 5; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
+    } finally {
+      app.deps.db.off('query', listen);
+    }
+    expect(statements.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
+    expect(statements).to.have.length(5);
+  });
+
   it('answers revoking twice calmly, and an unknown key with a refusal', async () => {
     const { keyId } = await app.workspaceWithKey();
     expect((await admin(['key', 'revoke', keyId])).code).to.equal(0);
