@@ -58,7 +58,7 @@ export interface Server {
 /** Starts a server script and resolves once it logs the port it listens on (or the `ready` message). */
 export function start(script: string, extra: Record<string, string> = {}, ready?: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], { cwd: ROOT_DIR, env: { ...env, LOG_LEVEL: 'info', ...extra } });
+    const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), '--import', 'tsx', path.join(ROOT_DIR, script)], { cwd: ROOT_DIR, env: { ...env, LOG_LEVEL: 'info', ...extra } });
     let out = '';
     const collect = (d: Buffer) => {
       out += d;
