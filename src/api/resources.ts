@@ -6,7 +6,7 @@ import { listPage, type ListQuery } from '../kernel/list.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
 import type { Route } from '../kernel/route.js';
 import { updateObject } from '../kernel/update.js';
-import { caller } from '../kernel/route.js';
+import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { a, pascal } from '../openapi/resources.js';
@@ -68,7 +68,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       handle:
         own.create ??
         (async (input) => {
-          const idempotent = idempotentRequest(input.header(IDEMPOTENCY_HEADER), input.method, input.path, input.body);
+          const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
           const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent);
           return {
             status: answer.status,

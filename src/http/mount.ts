@@ -45,7 +45,7 @@ function handler(route: Route, deps: ApiDeps) {
       params: ctx.params as Record<string, string>,
       query: ctx.state.query ?? {},
       body: ctx.state.body ?? {},
-      header: (name) => ctx.get(name),
+      headers: ctx.headers,
     });
     ctx.status = reply.status ?? 200;
     for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);

@@ -35,8 +35,14 @@ export interface RouteInput {
   query: Record<string, unknown>;
   /** The JSON body after validation; {} for a route without one. */
   body: Record<string, unknown>;
-  /** A request header ('' when absent). */
-  header(name: string): string;
+  /** The request's headers, names in lower case. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** A request header ('' when absent or repeated). Not a method of the input: no closure per request. */
+export function headerOf(input: RouteInput, name: string): string {
+  const value = input.headers[name.toLowerCase()];
+  return typeof value === 'string' ? value : '';
 }
 
 /** What a handler answers: a status (200 by default), a JSON body or text already serialised, headers. */
