@@ -24,3 +24,10 @@ export async function migrate(deps: Deps): Promise<string[]> {
     throw new StartupError(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
   }
 }
+
+/** Settings that must not reach production are said once, at start-up, in the log. */
+export function warnOfDevelopmentSettings(deps: Deps): void {
+  if (deps.config.webhookAllowPrivate) {
+    deps.log.warn({ setting: 'WEBHOOK_ALLOW_PRIVATE' }, 'WEBHOOK_ALLOW_PRIVATE=true: webhooks may reach http URLs and private addresses (development only; never in production)');
+  }
+}

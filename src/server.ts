@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { boot, migrate } from './boot.js';
+import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
@@ -14,6 +14,7 @@ const DRAIN_TIMEOUT_MS = 10_000;
 async function main(): Promise<void> {
   const { config, deps, registry } = await boot();
   const { log } = deps;
+  warnOfDevelopmentSettings(deps);
   const applied = await migrate(deps);
   if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
   await checkColumns(deps.db, registry).catch(async (err: unknown) => {

@@ -1,4 +1,4 @@
-import { boot, migrate } from './boot.js';
+import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
 import { startHousekeeping } from './housekeeping.js';
 import { runMain } from './startup.js';
 import { startWorker } from './webhooks/worker.js';
@@ -6,6 +6,7 @@ import { startWorker } from './webhooks/worker.js';
 /** `npm run worker`: a delivery worker alone. Run as many as needed, beside the servers. */
 async function main(): Promise<void> {
   const { deps } = await boot();
+  warnOfDevelopmentSettings(deps);
   await migrate(deps);
   const worker = startWorker(deps);
   const housekeeping = startHousekeeping(deps);

@@ -23,20 +23,33 @@ export interface Finished {
  * takes its (shared, foreign-key) locks on subscriptions in the same order, so neither it nor
  * another worker recording its own batch can close a cycle with this transaction.
  */
-export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<void> {
-  if (finished.length === 0) return;
-  await transaction(db, async (trx) => {
+/** A failed attempt as recorded: what the worker logs of it. */
+export interface FailedAttempt {
+  delivery: string;
+  subscription: string;
+  event_type: string;
+  attempt: number;
+  status: number | null;
+  error: string | null;
+  /** When the next attempt is due; null when the delivery failed for good. */
+  next_attempt_at: string | null;
+}
+
+export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<FailedAttempt[]> {
+  if (finished.length === 0) return [];
+  return transaction(db, async (trx) => {
     // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
     // A delivery leased to someone else now is theirs to record.
     const rows = (await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).select('id', 'lease_owner')) as Array<{ id: string; lease_owner: string | null }>;
     const owners = new Map(rows.map((r) => [r.id, r.lease_owner]));
     const kept = finished.filter((f) => owners.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
-    if (kept.length === 0) return;
+    if (kept.length === 0) return [];
     const mine = kept.filter((f) => owners.get(f.job.delivery.id) === f.job.delivery.lease_owner);
     // Deliveries first (a claim takes them by ascending id too), the same new state in one
     // statement (typically every success of the batch); the attempts' foreign key then only
     // reads rows this transaction already holds.
-    for (const { update, lease, ids } of groupUpdates(mine, delays, now)) {
+    const updates = new Map(mine.map((f) => [f, deliveryUpdate(f, delays, now)]));
+    for (const { update, lease, ids } of groupUpdates(updates)) {
       await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
     }
     await trx('webhook_attempts').insert(
@@ -63,6 +76,20 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
     for (const id of [...streaks.keys()].sort(compare)) {
       for (const outcome of streaks.get(id) ?? []) await recordStreak(trx, id, outcome, now);
     }
+    return mine
+      .filter((f) => !succeeded(f.outcome))
+      .map((f) => {
+        const next = updates.get(f)?.next_attempt_at as number | null;
+        return {
+          delivery: f.job.delivery.id,
+          subscription: f.job.delivery.subscription_id,
+          event_type: f.job.delivery.event_type,
+          attempt: asNumber(f.job.delivery.attempts) + 1,
+          status: f.outcome.status,
+          error: f.outcome.error,
+          next_attempt_at: next === null ? null : new Date(next).toISOString(),
+        };
+      });
   });
 }
 
@@ -83,10 +110,9 @@ function deliveryUpdate({ job, outcome }: Finished, delays: readonly number[], n
 }
 
 /** The new states grouped: deliveries of one lease with the very same new state are one UPDATE. */
-function groupUpdates(finished: readonly Finished[], delays: readonly number[], now: number): Array<{ update: Record<string, unknown>; lease: string | null; ids: string[] }> {
+function groupUpdates(updates: ReadonlyMap<Finished, Record<string, unknown>>): Array<{ update: Record<string, unknown>; lease: string | null; ids: string[] }> {
   const groups = new Map<string, { update: Record<string, unknown>; lease: string | null; ids: string[] }>();
-  for (const f of finished) {
-    const update = deliveryUpdate(f, delays, now);
+  for (const [f, update] of updates) {
     const key = JSON.stringify([update, f.job.delivery.lease_owner]);
     const group = groups.get(key) ?? { update, lease: f.job.delivery.lease_owner, ids: [] };
     group.ids.push(f.job.delivery.id);

@@ -35,6 +35,13 @@ export interface Workspace {
 /** Both lists page newest first by (created_at, id). */
 const newestFirst = (resource: string) => ({ resource, sort: '-created_at', column: 'created_at' });
 
+/** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
+const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
+
+function withHint(deps: WebhookDeps, message: string): string {
+  return deps.config.webhookAllowPrivate ? message : `${message}; ${LOCAL_HINT}`;
+}
+
 /** The URL's scheme and the patterns, then (if the scheme is fine) where the URL leads. */
 async function checkInput(deps: WebhookDeps, body: { url?: string; events?: string[] }): Promise<void> {
   const errors: ErrorItem[] = [];
@@ -42,7 +49,7 @@ async function checkInput(deps: WebhookDeps, body: { url?: string; events?: stri
   if (body.url !== undefined) {
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    if (scheme) errors.push({ pointer: '/url', message: scheme });
+    if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
   }
   if (body.events !== undefined) errors.push(...patternErrors(body.events, deps.catalog));
@@ -51,7 +58,7 @@ async function checkInput(deps: WebhookDeps, body: { url?: string; events?: stri
       await checkHost(bareHost(target), deps.resolve, deps.config.webhookAllowPrivate);
     } catch (err) {
       if (!(err instanceof DestinationError)) throw err;
-      errors.push({ pointer: '/url', message: err.message });
+      errors.push({ pointer: '/url', message: withHint(deps, err.message) });
     }
   }
   if (errors.length > 0) throw new ApiError('validation_failed', `The subscription is invalid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });

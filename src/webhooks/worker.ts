@@ -53,8 +53,10 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     finished = [];
     recording = recordOutcomes(db, batch, config.webhookRetryDelays, clock.now())
       .then(
-        () => {
+        (failed) => {
           recordFailures = 0;
+          // Never the secret or the body: which delivery, what happened, what comes next.
+          for (const attempt of failed) log.warn({ worker: id, ...attempt }, attempt.next_attempt_at ? 'delivery attempt failed; will retry' : 'delivery attempt failed; no retries left');
         },
         async (err: unknown) => {
           recordFailures++;
