@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { HttpLimits } from '../config.js';
-import { ApiError, statusPhrase, toProblem, type ErrorCode } from '../errors.js';
+import { ApiError, toProblem, type ErrorCode } from '../errors.js';
 
 /** How often node:http checks the request and header timeouts (its default, 30 s, would let a slow client stay that much longer). */
 const TIMEOUT_CHECK_MS = 1000;
@@ -32,10 +32,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, limits:
   }
   const code = clientErrorCode(error.code);
   const requestId = randomUUID();
-  const body = JSON.stringify(toProblem(new ApiError(code, DETAILS[code]?.(limits) ?? 'The request was refused.'), requestId));
-  const status = new ApiError(code, '').status;
+  const problem = new ApiError(code, DETAILS[code]?.(limits) ?? 'The request was refused.');
+  const body = JSON.stringify(toProblem(problem, requestId));
   socket.end(
-    `HTTP/1.1 ${status} ${statusPhrase(status)}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -66,8 +66,9 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
     // Per subscription in ascending id order; within one, in the order the attempts finished,
     // a run of outcomes of one kind counting once (the first of the run).
     const streaks = new Map<string, Outcome[]>();
+    const recorded = new Set(mine);
     for (const f of finished) {
-      if (!mine.includes(f)) continue;
+      if (!recorded.has(f)) continue;
       const list = streaks.get(f.job.delivery.subscription_id) ?? [];
       const last = list[list.length - 1];
       if (!last || kindOf(last) !== kindOf(f.outcome)) list.push(f.outcome);

@@ -96,27 +96,33 @@ export default defineResource({ name: 'stray', path: '/strays', table: 'strays',
   });
 });
 
+/** `npm start` on a database of its own, with one plugin and one migration of the test's: what it says as it stops. */
+async function startWith(name: string, pluginText: string, migrationText: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const storage = await isolatedDatabase(name);
+  const plugins = pluginsDir({ 'notes.ts': pluginText });
+  const migrations = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-migrations-'));
+  fs.writeFileSync(path.join(migrations, '20261201000000_notes.ts'), migrationText);
+  try {
+    return await run('src/server.ts', [], { ...storage.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations, PORT: '0' });
+  } finally {
+    fs.rmSync(plugins, { recursive: true, force: true });
+    fs.rmSync(migrations, { recursive: true, force: true });
+    await storage.drop();
+  }
+}
+
 describe("a plugin's table is checked at start-up, after migrations", () => {
   it('stops `npm start` naming the plugin, the table and the missing column', async () => {
-    const storage = await isolatedDatabase('columns');
-    const plugins = pluginsDir({ 'notes.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, colour: { type: ['string', 'null'] } },") });
-    const migrations = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-migrations-'));
-    fs.writeFileSync(
-      path.join(migrations, '20261201000000_notes.ts'),
+    const res = await startWith(
+      'columns',
+      plugin("fields: { body: { type: 'string', maxLength: 1000 }, colour: { type: ['string', 'null'] } },"),
       `import { createResourceTable } from ${JSON.stringify(path.join(ROOT_DIR, 'src/db/tables.js'))};
 export async function up(knex) { await createResourceTable(knex, 'notes', { filters: [] }, (t) => { t.text('body'); }); }
 export async function down(knex) { await knex.schema.dropTable('notes'); }`,
     );
-    try {
-      const res = await run('src/server.ts', [], { ...storage.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations, PORT: '0' });
-      expect(res.code, res.stdout).to.equal(1);
-      expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no column "colour": add it in a migration/);
-      expect(res.stderr).not.to.match(/\n\s+at /);
-    } finally {
-      fs.rmSync(plugins, { recursive: true, force: true });
-      fs.rmSync(migrations, { recursive: true, force: true });
-      await storage.drop();
-    }
+    expect(res.code, res.stdout).to.equal(1);
+    expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no column "colour": add it in a migration/);
+    expect(res.stderr).not.to.match(/\n\s+at /);
   });
 });
 
@@ -138,24 +144,15 @@ describe('every entry point says a bad setting in one line, without a stack trac
 
 describe("a plugin's keyset index is checked at start-up too", () => {
   it('stops `npm start` naming the plugin, the table and the missing index', async () => {
-    const storage = await isolatedDatabase('indexes');
-    const plugins = pluginsDir({ 'notes.ts': plugin('') });
-    const migrations = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-migrations-'));
     // The columns, but not the index createResourceTable() would have made.
-    fs.writeFileSync(
-      path.join(migrations, '20261201000000_notes.ts'),
+    const res = await startWith(
+      'indexes',
+      plugin(''),
       `export async function up(knex) { await knex.schema.createTable('notes', (t) => { t.string('id', 64).primary(); t.string('workspace_id', 64); t.text('body'); t.bigInteger('created_at'); t.bigInteger('updated_at'); }); }
 export async function down(knex) { await knex.schema.dropTable('notes'); }`,
     );
-    try {
-      const res = await run('src/server.ts', [], { ...storage.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations, PORT: '0' });
-      expect(res.code, res.stdout).to.equal(1);
-      expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no index "notes_ws_created" on \(workspace_id, created_at, id\)/);
-    } finally {
-      fs.rmSync(plugins, { recursive: true, force: true });
-      fs.rmSync(migrations, { recursive: true, force: true });
-      await storage.drop();
-    }
+    expect(res.code, res.stdout).to.equal(1);
+    expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no index "notes_ws_created" on \(workspace_id, created_at, id\)/);
   });
 });
 
