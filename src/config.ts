@@ -31,6 +31,10 @@ export interface Config {
   /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
   readonly trustProxy: boolean;
   readonly http: HttpLimits;
+  /** The session cookie gets `Secure` (set it when the service is reached over https). */
+  readonly cookieSecure: boolean;
+  /** Origins, beyond the service's own, whose pages may change things through the internal API. */
+  readonly adminOrigins: readonly string[];
 }
 
 /** What one client connection may take of the server (node:http settings). */
@@ -139,6 +143,23 @@ function parseDnsServers(raw: string | undefined): string[] {
   return servers;
 }
 
+function parseOrigins(raw: string | undefined): string[] {
+  if (raw === undefined || raw === '') return [];
+  return raw.split(',').map((part) => {
+    const value = part.trim();
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== value) {
+      throw new ConfigError('ADMIN_ORIGINS', `must be a comma-separated list of origins such as https://admin.example.com (scheme and host, no path), got "${value}"`);
+    }
+    return value;
+  });
+}
+
 /** Reads every setting once; the result is frozen and passed down, never re-read. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/workspace.db';
@@ -183,5 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrationsDirs: Object.freeze(migrationsDirs),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 100000),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    cookieSecure: boolean(env, 'COOKIE_SECURE', false),
+    adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
   });
 }

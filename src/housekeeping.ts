@@ -1,11 +1,13 @@
 import type { Deps } from './deps.js';
+import { sweepSessions } from './admin/sessions.js';
 import { sweepExpiredKeys } from './kernel/idempotency.js';
 
 const EVERY_MS = 10 * 60 * 1000;
 
 /**
- * Periodic clean-up a server process does beside serving: expired idempotency keys (they are
- * ignored once expired, this only reclaims their space). A failure is logged and retried at
+ * Periodic clean-up a server process does beside serving: expired idempotency keys and sessions,
+ * and failed sign-ins past the throttling window (all are ignored once expired; this only
+ * reclaims their space). A failure is logged and retried at
  * the next tick; it never stops the server.
  */
 export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log'>): { stop(): void } {
@@ -13,6 +15,8 @@ export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log'>): { s
     try {
       const removed = await sweepExpiredKeys(deps.db, deps.clock.now());
       if (removed > 0) deps.log.info({ removed }, 'expired idempotency keys removed');
+      const ended = await sweepSessions(deps.db, deps.clock.now());
+      if (ended > 0) deps.log.info({ removed: ended }, 'expired sessions and old failed sign-ins removed');
     } catch (err) {
       deps.log.warn({ err }, 'housekeeping failed; will retry');
     }

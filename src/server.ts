@@ -44,6 +44,11 @@ async function main(): Promise<void> {
           '',
           `Try: curl -H "Authorization: Bearer ${demo.token}" http://${config.host}:${port}/v1/deals?limit=2`,
           '',
+          'The administration area (internal API at /internal/v1) has a demo admin (password shown once):',
+          '',
+          `  email:    ${demo.admin.email}`,
+          `  password: ${demo.admin.password}`,
+          '',
         ].join('\n'),
       );
     }

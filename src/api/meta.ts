@@ -60,17 +60,22 @@ export function metaRoutes(registry: Registry, document: () => string): Route[] 
       success: { status: 200, description: 'The event catalog.', schema: ref('EventList') },
       handle: () => ({ body: events }),
     },
-    {
-      ...base,
-      method: 'get',
-      path: OPENAPI_PATH,
-      operationId: 'getOpenApi',
-      summary: 'This document',
-      description: 'The API as OpenAPI 3.1, generated at start-up from the resource plugins. Public: no token needed.',
-      access: 'public',
-      success: { status: 200, description: 'The OpenAPI document.', schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } } } },
-      errors: ['invalid_parameter', 'internal_error'],
-      handle: () => ({ text: document(), type: 'application/json', headers: { 'Cache-Control': 'public, max-age=300' } }),
-    },
+    documentRoute('getOpenApi', 'The API as OpenAPI 3.1, generated at start-up from the resource plugins. Public: no token needed.', 'meta', document),
   ];
+}
+
+/** The route that serves an API's own document (public, serialised once at boot). */
+export function documentRoute(operationId: string, description: string, tag: string, document: () => string): Route {
+  return {
+    method: 'get',
+    path: OPENAPI_PATH,
+    operationId,
+    summary: 'This document',
+    description,
+    tag,
+    access: 'public',
+    success: { status: 200, description: 'The OpenAPI document.', schema: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string', const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } } } },
+    errors: ['invalid_parameter', 'internal_error'],
+    handle: () => ({ text: document(), type: 'application/json', headers: { 'Cache-Control': 'public, max-age=300' } }),
+  };
 }

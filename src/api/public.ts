@@ -9,6 +9,7 @@ export function publicApi(registry: Registry, document: () => string = () => '{}
   return {
     base: '/v1',
     title: 'Workspace API',
+    credentials: 'key',
     routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...metaRoutes(registry, document)],
   };
 }

@@ -1,7 +1,7 @@
 import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
 import type { Registry } from '../kernel/registry.js';
-import { caller, type Route, type RouteInput } from '../kernel/route.js';
+import { who, type Route, type RouteInput } from '../kernel/route.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
@@ -15,28 +15,47 @@ const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properti
 
 const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
 const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };
-const NOT_FOUND = ['invalid_parameter', 'insufficient_scope', 'not_found'] as const;
 
-/** The subscription API (API.md section 8), every route behind webhooks:manage. */
-export function webhookRoutes(registry: Registry): Route[] {
+/**
+ * Who may use the subscription routes on one door: what reading needs and what changing needs
+ * (a scope on the public API, a role on the internal one), and where the API lives (for Location).
+ */
+export interface WebhookDoor {
+  base: string;
+  read: string | null;
+  change: string | null;
+  /** The errors a refused caller gets: insufficient_scope or insufficient_role. */
+  refused: 'insufficient_scope' | 'insufficient_role';
+}
+
+/** The public door: every route behind the webhooks:manage scope. */
+export const PUBLIC_WEBHOOKS: WebhookDoor = { base: '/v1', read: WEBHOOKS_SCOPE, change: WEBHOOKS_SCOPE, refused: 'insufficient_scope' };
+
+/**
+ * The subscription API (API.md section 8): one set of routes over one set of services, mounted
+ * behind both doors (the public API with a key, the internal one with a session).
+ */
+export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEBHOOKS): Route[] {
   const catalog = eventCatalog(registry);
   const depsOf = (input: RouteInput): webhooks.WebhookDeps => ({ ...input.deps, catalog });
-  const base = { tag: 'webhooks', access: WEBHOOKS_SCOPE };
+  const reads = { tag: 'webhooks', access: door.read };
+  const changes = { tag: 'webhooks', access: door.change };
+  const NOT_FOUND = ['invalid_parameter', door.refused, 'not_found'] as const;
   const subscriptionId = (input: RouteInput) => String(input.params.id);
   return [
     {
-      ...base,
+      ...reads,
       method: 'get',
       path: '/webhooks',
       operationId: 'listWebhooks',
       summary: 'List webhook subscriptions',
       query: LIST_QUERY,
       success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
-      errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: async (input) => ({ body: await webhooks.listWebhooks(depsOf(input), caller(input).workspace, input.query as { limit: number; cursor?: string }) }),
+      errors: ['invalid_parameter', 'invalid_cursor', door.refused],
+      handle: async (input) => ({ body: await webhooks.listWebhooks(depsOf(input), who(input), input.query as { limit: number; cursor?: string }) }),
     },
     {
-      ...base,
+      ...changes,
       method: 'post',
       path: '/webhooks',
       operationId: 'createWebhook',
@@ -45,14 +64,14 @@ export function webhookRoutes(registry: Registry): Route[] {
         'The URL must be https and must not resolve to a loopback, private, link-local or reserved address (checked now and at every delivery). Each pattern must match the event catalog. The plan limits subscriptions created per UTC calendar month, deleted ones included.',
       body: { schema: CREATE_SCHEMA, ref: ref('WebhookCreate'), readOnly: READ_ONLY },
       success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
-      errors: ['invalid_parameter', 'insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached'],
+      errors: ['invalid_parameter', door.refused, 'plan_forbids_webhooks', 'webhook_limit_reached'],
       handle: async (input) => {
-        const created = await webhooks.createWebhook(depsOf(input), caller(input).workspace, input.body as { url: string; events: string[]; description?: string | null });
-        return { status: 201, headers: { Location: `/v1/webhooks/${created.id}` }, body: created };
+        const created = await webhooks.createWebhook(depsOf(input), who(input), input.body as { url: string; events: string[]; description?: string | null });
+        return { status: 201, headers: { Location: `${door.base}/webhooks/${created.id}` }, body: created };
       },
     },
     {
-      ...base,
+      ...reads,
       method: 'get',
       path: '/webhooks/{id}',
       operationId: 'getWebhook',
@@ -60,10 +79,10 @@ export function webhookRoutes(registry: Registry): Route[] {
       pathParams: id,
       success: { status: 200, description: 'The subscription.', schema: ref('Webhook') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.getWebhook(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+      handle: async (input) => ({ body: await webhooks.getWebhook(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
-      ...base,
+      ...changes,
       method: 'patch',
       path: '/webhooks/{id}',
       operationId: 'updateWebhook',
@@ -73,10 +92,10 @@ export function webhookRoutes(registry: Registry): Route[] {
       body: { schema: UPDATE_SCHEMA, ref: ref('WebhookUpdate'), readOnly: READ_ONLY },
       success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.updateWebhook(depsOf(input), caller(input).workspace, subscriptionId(input), input.body as SubscriptionChanges) }),
+      handle: async (input) => ({ body: await webhooks.updateWebhook(depsOf(input), who(input), subscriptionId(input), input.body as SubscriptionChanges) }),
     },
     {
-      ...base,
+      ...changes,
       method: 'delete',
       path: '/webhooks/{id}',
       operationId: 'deleteWebhook',
@@ -86,12 +105,12 @@ export function webhookRoutes(registry: Registry): Route[] {
       success: { status: 204, description: 'Deleted.' },
       errors: NOT_FOUND,
       handle: async (input) => {
-        await webhooks.deleteWebhook(depsOf(input), caller(input).workspace, subscriptionId(input));
+        await webhooks.deleteWebhook(depsOf(input), who(input), subscriptionId(input));
         return { status: 204 };
       },
     },
     {
-      ...base,
+      ...changes,
       method: 'post',
       path: '/webhooks/{id}/rotate-secret',
       operationId: 'rotateWebhookSecret',
@@ -100,10 +119,10 @@ export function webhookRoutes(registry: Registry): Route[] {
       pathParams: id,
       success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.rotateWebhookSecret(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+      handle: async (input) => ({ body: await webhooks.rotateWebhookSecret(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
-      ...base,
+      ...changes,
       method: 'post',
       path: '/webhooks/{id}/test',
       operationId: 'testWebhook',
@@ -112,10 +131,10 @@ export function webhookRoutes(registry: Registry): Route[] {
       pathParams: id,
       success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      handle: async (input) => ({ status: 202, body: await webhooks.sendTestEvent(depsOf(input), caller(input).workspace, subscriptionId(input)) }),
+      handle: async (input) => ({ status: 202, body: await webhooks.sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
-      ...base,
+      ...reads,
       method: 'get',
       path: '/webhooks/{id}/deliveries',
       operationId: 'listWebhookDeliveries',
@@ -124,10 +143,10 @@ export function webhookRoutes(registry: Registry): Route[] {
       query: DELIVERIES_QUERY,
       success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
       errors: [...NOT_FOUND, 'invalid_cursor'],
-      handle: async (input) => ({ body: await webhooks.listWebhookDeliveries(depsOf(input), caller(input).workspace, subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
+      handle: async (input) => ({ body: await webhooks.listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
     },
     {
-      ...base,
+      ...changes,
       method: 'post',
       path: '/webhooks/{id}/deliveries/{delivery_id}/retry',
       operationId: 'retryWebhookDelivery',
@@ -136,7 +155,7 @@ export function webhookRoutes(registry: Registry): Route[] {
       pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
       success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      handle: async (input) => ({ status: 202, body: await webhooks.retryWebhookDelivery(depsOf(input), caller(input).workspace, subscriptionId(input), String(input.params.delivery_id)) }),
+      handle: async (input) => ({ status: 202, body: await webhooks.retryWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
     },
   ];
 }

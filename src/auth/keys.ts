@@ -6,6 +6,10 @@ import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../kernel/rows.js';
+import { type Actor, type AuditContext, OPERATOR, recordAudit } from '../audit/log.js';
+import { ApiError } from '../errors.js';
+import { decodeCursor } from '../kernel/cursor.js';
+import { afterKeyset, toPage } from '../kernel/keyset.js';
 import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
@@ -43,7 +47,7 @@ const validateKey = ajv.compile({
   },
 });
 
-function refuseInvalid(validate: ValidateFunction<unknown>, input: unknown): void {
+function refuseInvalid(validate: ValidateFunction, input: unknown): void {
   if (validate(input)) return;
   const first = validate.errors?.[0];
   const where = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : 'input';
@@ -88,34 +92,52 @@ export interface KeyRecord {
   scopes: string[];
   rate_limit: number;
   created_at: string;
+  /** Who made it; null for a key made before this was recorded. */
+  created_by: Actor | null;
   last_used_at: string | null;
   revoked_at: string | null;
 }
 
+/** The catalog's scopes and a key's request, checked the same way for every door (ajv's message names the field). */
+function refuseInvalidKey(input: unknown): void {
+  if (validateKey(input)) return;
+  const first = validateKey.errors?.[0];
+  const pointer = first?.instancePath || '';
+  const where = pointer ? pointer.slice(1).replace(/\//g, '.') : 'input';
+  const message = first?.message ?? 'is invalid';
+  throw new ApiError('validation_failed', `${where === 'rate_limit' ? 'rate limit' : where} ${message}`, { errors: [{ pointer: pointer || '/', message }] });
+}
+
 /**
  * Creates a key if the workspace's plan allows it: API access at all, the scopes (a read_only
- * plan refuses every write:, delete: and admin: scope), and the number of live keys. The
- * token is returned here and never again; only its hash is stored.
+ * plan refuses every write:, delete: and admin: scope), and the number of live keys. The one
+ * function behind every door (the internal API, the admin command), so a rule changed here
+ * changes both. The token is returned here and never again; only its hash is stored. The
+ * audit entry commits with the key.
  */
-export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, now = Date.now()): Promise<KeyRecord & { token: string }> {
-  refuseInvalid(validateKey, input);
+export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, context: AuditContext = OPERATOR, now = Date.now()): Promise<KeyRecord & { token: string }> {
+  refuseInvalidKey(input);
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
   return transaction(db, async (trx) => {
     // Locks the workspace row (MySQL) so two concurrent creations cannot both pass the cap.
     const workspace = (await trx('workspaces').first('id', 'plan').where('id', input.workspace).forUpdate()) as { id: string; plan: string } | undefined;
-    if (!workspace) throw new RefusedError(`unknown workspace "${input.workspace}"`);
+    if (!workspace) throw new ApiError('not_found', `unknown workspace "${input.workspace}"`);
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
-    if (plan.api_access === 'none') throw new RefusedError(`plan "${plan.name}" has no API access: it creates no keys`);
+    if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it creates no keys`);
     if (plan.api_access === 'read_only') {
       const refused = scopes.filter(writes);
-      if (refused.length > 0) throw new RefusedError(`plan "${plan.name}" is read_only: scope ${refused.join(', ')} is not allowed (no write:, delete: or admin: scopes)`);
+      if (refused.length > 0) throw new ApiError('plan_forbids_scope', `plan "${plan.name}" is read_only: scope ${refused.join(', ')} is not allowed (no write:, delete: or admin: scopes)`);
     }
     const unknown = scopes.filter((s) => !catalog.includes(s));
-    if (unknown.length > 0) throw new RefusedError(`unknown scope ${unknown.join(', ')} (scopes: ${catalog.join(' ')})`);
+    if (unknown.length > 0) {
+      throw new ApiError('validation_failed', `unknown scope ${unknown.join(', ')} (scopes: ${catalog.join(' ')})`, {
+        errors: unknown.map((s) => ({ pointer: `/scopes/${input.scopes.indexOf(s)}`, message: `${s} is not a scope of the catalog` })),
+      });
+    }
     const live = await trx('api_keys').count({ n: '*' }).where('workspace_id', workspace.id).whereNull('revoked_at').first();
     if (asNumber(live?.n ?? 0) >= plan.max_keys) {
-      throw new RefusedError(`plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
+      throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
     }
     const token = generateToken();
     const record: KeyRecord = {
@@ -126,6 +148,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
       scopes,
       rate_limit: rateLimit,
       created_at: new Date(now).toISOString(),
+      created_by: context.actor,
       last_used_at: null,
       revoked_at: null,
     };
@@ -138,19 +161,17 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
       scopes: JSON.stringify(scopes),
       rate_limit: rateLimit,
       created_at: now,
+      created_by: JSON.stringify(context.actor),
     });
+    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit } }, now);
     return { ...record, token };
   });
 }
 
-export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {
-  const workspace = await db('workspaces').first('id').where('id', workspaceId);
-  if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
-  const rows = (await db('api_keys')
-    .select('id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'last_used_at', 'revoked_at')
-    .where('workspace_id', workspaceId)
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])) as Record<string, unknown>[];
-  return rows.map((r) => ({
+const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'revoked_at'];
+
+function toKey(r: Record<string, unknown>): KeyRecord {
+  return {
     id: String(r.id),
     workspace_id: String(r.workspace_id),
     name: String(r.name),
@@ -158,21 +179,57 @@ export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord
     scopes: JSON.parse(String(r.scopes)) as string[],
     rate_limit: asNumber(r.rate_limit),
     created_at: iso(r.created_at) as string,
+    created_by: r.created_by == null ? null : (JSON.parse(String(r.created_by)) as Actor),
     last_used_at: iso(r.last_used_at),
     revoked_at: iso(r.revoked_at),
-  }));
+  };
 }
 
-/** Revokes a key everywhere: the database at once, and the Redis marker every server checks. */
+/** A key as the administration area shows it (API.md section 10): its workspace is the caller's own. */
+export function keyView(key: KeyRecord) {
+  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, revoked_at } = key;
+  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, revoked_at };
+}
+
+/** A page of a workspace's keys, newest first, without tokens or hashes. */
+export async function listKeyPage(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'key', '-created_at') : undefined;
+  const q = db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId);
+  if (after) afterKeyset(q, 'created_at', 'desc', after);
+  const rows = (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as Record<string, unknown>[];
+  return toPage(rows, query.limit, { resource: 'key', sort: '-created_at', column: 'created_at' }, (r) => keyView(toKey(r)));
+}
+
+export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {
+  const workspace = await db('workspaces').first('id').where('id', workspaceId);
+  if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
+  const rows = (await db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId).orderBy([{ column: 'created_at' }, { column: 'id' }])) as Record<string, unknown>[];
+  return rows.map(toKey);
+}
+
 /**
- * Revokes a key: committed in the database first (that alone ends it), then announced through
- * Redis so that every process refuses it from its next request. `propagation` says which.
+ * Revokes a key: committed in the database first (that alone ends it), with its audit entry,
+ * then announced through Redis so that every process refuses it from its next request on.
+ * `propagation` says which. With `workspaceId`, a key of another workspace is not found.
  */
-export async function revokeKey(db: Knex, redis: Redis | undefined, redisPrefix: string, keyId: string, now = Date.now()): Promise<{ id: string; revoked_at: string; already: boolean; propagation?: Propagation }> {
-  const row = (await db('api_keys').first('id', 'revoked_at').where('id', keyId)) as { id: string; revoked_at: number | null } | undefined;
-  if (!row) throw new RefusedError(`unknown key "${keyId}"`);
-  if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
-  await db('api_keys').update({ revoked_at: now }).where('id', keyId).whereNull('revoked_at');
-  const propagation = await markRevoked(redis, redisPrefix, keyId);
-  return { id: row.id, revoked_at: new Date(now).toISOString(), already: false, propagation };
+export async function revokeKey(
+  db: Knex,
+  redis: Redis | undefined,
+  redisPrefix: string,
+  keyId: string,
+  options: { workspaceId?: string; context?: AuditContext; now?: number } = {},
+): Promise<{ id: string; revoked_at: string; already: boolean; propagation?: Propagation }> {
+  const { context = OPERATOR, now = Date.now() } = options;
+  const result = await transaction(db, async (trx) => {
+    const q = trx('api_keys').first('id', 'workspace_id', 'name', 'prefix', 'revoked_at').where('id', keyId);
+    if (options.workspaceId !== undefined) q.where('workspace_id', options.workspaceId);
+    const row = (await q.forUpdate()) as { id: string; workspace_id: string; name: string; prefix: string; revoked_at: number | null } | undefined;
+    if (!row) throw new ApiError('not_found', options.workspaceId === undefined ? `unknown key "${keyId}"` : `No key with id ${keyId}.`);
+    if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
+    await trx('api_keys').update({ revoked_at: now }).where('id', keyId);
+    await recordAudit(trx, context, { workspaceId: row.workspace_id, action: 'key.revoked', target: { type: 'api_key', id: row.id }, details: { name: row.name, prefix: row.prefix } }, now);
+    return { id: row.id, revoked_at: new Date(now).toISOString(), already: false };
+  });
+  if (result.already) return result;
+  return { ...result, propagation: await markRevoked(redis, redisPrefix, keyId) };
 }

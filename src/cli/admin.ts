@@ -4,15 +4,24 @@ import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '.
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { boot, migrate } from '../boot.js';
+import { createUser, disableUser, listUsers, resetPassword } from '../admin/users.js';
+import { listWorkspaces, setPlan } from '../admin/workspaces.js';
+import { ApiError } from '../errors.js';
 import { createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
 
 const USAGE = `Usage:
   npm run admin -- workspace create --name NAME --plan PLAN [--json]
+  npm run admin -- workspace list [--json]
+  npm run admin -- workspace set-plan WS_ID PLAN [--json]
   npm run admin -- key create --workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--json]
   npm run admin -- key list --workspace WS_ID [--json]
-  npm run admin -- key revoke KEY_ID [--json]`;
+  npm run admin -- key revoke KEY_ID [--json]
+  npm run admin -- user create --workspace WS_ID --email E [--name N] [--role admin|viewer] [--json]
+  npm run admin -- user list --workspace WS_ID [--json]
+  npm run admin -- user reset-password USER_ID [--json]
+  npm run admin -- user disable USER_ID [--json]`;
 
 class UsageError extends Error {}
 
@@ -37,6 +46,8 @@ async function main(argv: string[]): Promise<number> {
         name: { type: 'string' },
         plan: { type: 'string' },
         workspace: { type: 'string' },
+        email: { type: 'string' },
+        role: { type: 'string' },
         scopes: { type: 'string' },
         'rate-limit': { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -48,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  const [noun, verb, arg] = positionals;
+  const [noun, verb, arg, arg2] = positionals;
   if (values.help || !noun) {
     console.error(USAGE);
     return values.help ? 0 : 2;
@@ -65,6 +76,42 @@ async function main(argv: string[]): Promise<number> {
       case 'workspace create': {
         const ws = await createWorkspace(deps.db, { name: required(values.name, 'name'), plan: required(values.plan, 'plan') });
         print(ws, `created workspace ${ws.id} (${ws.name}, plan ${ws.plan})`);
+        break;
+      }
+      case 'workspace list': {
+        const workspaces = await listWorkspaces(deps.db);
+        print({ data: workspaces }, workspaces.length === 0 ? 'no workspaces' : workspaces.map((w) => `${w.id}  ${w.plan}  ${w.live_keys} live keys  ${w.users} users  ${w.name}`).join('\n'));
+        break;
+      }
+      case 'workspace set-plan': {
+        if (!arg || !arg2) throw new UsageError('workspace set-plan takes WS_ID and PLAN');
+        const result = await setPlan(deps.db, arg, arg2);
+        print(result, result.previous === result.plan ? `workspace ${result.id} is already on plan ${result.plan}` : `workspace ${result.id}: plan ${result.previous} -> ${result.plan}`);
+        break;
+      }
+      case 'user create': {
+        const user = await createUser(deps.db, { workspace: required(values.workspace, 'workspace'), email: required(values.email, 'email'), ...(values.name ? { name: values.name } : {}), ...(values.role ? { role: values.role } : {}) });
+        print(
+          { id: user.id, email: user.email, name: user.name, role: user.role, workspace_id: user.workspace_id, password: user.password },
+          `created user ${user.id} (${user.email}, ${user.role})\n\n  password: ${user.password}\n\nThe password is shown only now; the person signs in at /admin/ with it.`,
+        );
+        break;
+      }
+      case 'user list': {
+        const users = await listUsers(deps.db, required(values.workspace, 'workspace'));
+        print({ data: users }, users.length === 0 ? 'no users' : users.map((u) => `${u.id}  ${u.email}  ${u.role}  ${u.disabled_at ? `disabled ${u.disabled_at}` : 'active'}  ${u.name}`).join('\n'));
+        break;
+      }
+      case 'user reset-password': {
+        if (!arg) throw new UsageError('missing USER_ID');
+        const result = await resetPassword(deps.db, arg);
+        print(result, `new password for ${result.email} (${result.id}); every session of this user has ended\n\n  password: ${result.password}\n\nThe password is shown only now.`);
+        break;
+      }
+      case 'user disable': {
+        if (!arg) throw new UsageError('missing USER_ID');
+        const result = await disableUser(deps.db, arg);
+        print(result, result.already ? `user ${result.id} was already disabled at ${result.disabled_at}` : `disabled user ${result.id}; every session of this user has ended`);
         break;
       }
       case 'key create': {
@@ -105,7 +152,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (err) {
-    if (err instanceof RefusedError) {
+    if (err instanceof RefusedError || err instanceof ApiError) {
       console.error(`refused: ${err.message}`);
       return 1;
     }

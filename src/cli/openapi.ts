@@ -1,14 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config.js';
+import { internalApi } from '../api/internal.js';
 import { publicApi } from '../api/public.js';
 import { loadRegistry } from '../kernel/registry.js';
-import { buildOpenApi, serviceVersion } from '../openapi/document.js';
+import { buildInternalOpenApi, buildOpenApi, serviceVersion } from '../openapi/document.js';
 import { runMain } from '../startup.js';
 
 /**
- * Writes the OpenAPI document that the server serves at /v1/openapi.json, built from the same
- * plugins (PLUGINS_DIR), to --out FILE or stdout. No database is touched.
+ * Writes the OpenAPI document that the server serves at /v1/openapi.json (or, with --internal,
+ * the internal API's at /internal/v1/openapi.json), built from the same plugins (PLUGINS_DIR),
+ * to --out FILE or stdout. No database is touched.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -17,7 +19,10 @@ async function main(): Promise<void> {
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
   const config = loadConfig(process.env);
   const registry = await loadRegistry(config.pluginsDir);
-  const text = `${JSON.stringify(buildOpenApi(publicApi(registry), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays }), null, 2)}\n`;
+  const document = args.includes('--internal')
+    ? buildInternalOpenApi(internalApi(registry), serviceVersion())
+    : buildOpenApi(publicApi(registry), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays });
+  const text = `${JSON.stringify(document, null, 2)}\n`;
   if (out) {
     fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
     fs.writeFileSync(out, text);

@@ -1,11 +1,14 @@
 import Router from '@koa/router';
+import compose from 'koa-compose';
 import Koa from 'koa';
 import { KEY_CACHE_MS, KEY_CACHE_SQLITE_MS, KeyLookup } from '../auth/lookup.js';
 import { sqliteChangeCounter } from '../db/changes.js';
 import { systemClock, type Deps } from '../deps.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
-import type { AppContext, AppState } from './context.js';
+import type { AppContext, AppState, Ctx } from './context.js';
+import { authenticateSession, checkOrigin } from './middleware/session.js';
+import { internalApi, INTERNAL_BASE } from '../api/internal.js';
 import { accessLog } from './middleware/access-log.js';
 import { authenticate } from './middleware/authenticate.js';
 import { errorRenderer } from './middleware/errors.js';
@@ -15,48 +18,75 @@ import { requestId } from './middleware/request-id.js';
 import { mount, mountReserved } from './mount.js';
 import { publicApi } from '../api/public.js';
 import { createResolve } from '../webhooks/ssrf.js';
-import { buildOpenApi, serviceVersion } from '../openapi/document.js';
+import { buildInternalOpenApi, buildOpenApi, serviceVersion } from '../openapi/document.js';
 
 export interface App {
   koa: Koa<AppState, AppContext>;
-  /** Every route, for tests that hold the OpenAPI document to them. */
+  /** Every route of the public API, for tests that hold its OpenAPI document to them. */
   router: Router<AppState, AppContext>;
+  /** Every route of the internal API (API.md section 10). */
+  internalRouter: Router<AppState, AppContext>;
   close(): void;
 }
+
+/** A path of the internal API: there, sessions; everywhere else, API keys. */
+const isInternal = (path: string) => path === INTERNAL_BASE || path.startsWith(`${INTERNAL_BASE}/`);
+
+/** Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404). */
+const newRouter = () => new Router<AppState, AppContext>({ strict: true, sensitive: true });
+
+/** Middleware run in order as one; the router's own (typed for its richer context) included. */
+const inOrder = (middleware: unknown[]) => compose(middleware as Array<compose.Middleware<Ctx>>);
 
 export function createApp(deps: Deps, registry: Registry): App {
   const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
   const changes = sqliteChangeCounter(deps.config.database);
   const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
+  const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers) };
+  const version = serviceVersion();
 
-  // Paths as the document writes them: /v1/deals/ and /V1/Deals are not /v1/deals (404).
-  const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });
-  // The document is built from the same routes, and serialised once.
+  // Each document is built from the same routes as its router, and serialised once.
   let document = '';
   const api = publicApi(registry, () => document);
-  document = JSON.stringify(buildOpenApi(api, registry, serviceVersion(), { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }));
-  mount(router, api, { ...deps, resolve: createResolve(deps.config.webhookDnsServers) });
+  document = JSON.stringify(buildOpenApi(api, registry, version, { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }));
+  const router = newRouter();
+  mount(router, api, apiDeps);
   mountReserved(router, api.base, registry);
   const publicPaths = new Set(api.routes.filter((r) => r.access === 'public').map((r) => `${api.base}${r.path}`));
 
-  // The request path, top to bottom (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
-  const chain = [
-    requestId(),
-    accessLog(deps.log),
-    errorRenderer(deps.log),
+  let internalDocument = '';
+  const internal = internalApi(registry, () => internalDocument);
+  internalDocument = JSON.stringify(buildInternalOpenApi(internal, version));
+  const internalRouter = newRouter();
+  mount(internalRouter, internal, apiDeps);
+  const publicOperations = new Set(internal.routes.filter((r) => r.access === 'public').map((r) => `${r.method.toUpperCase()} ${internal.base}${r.path}`));
+
+  // The public API's path (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
+  const publicChain = inOrder([
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
     fallback(),
     router.routes(),
     router.allowedMethods(),
-  ];
+  ]);
+  // The internal API's path (section 10): Origin on changes (403) -> session (401) -> 404/405 -> role (403) -> input -> handler.
+  const internalChain = inOrder([
+    checkOrigin(deps.config.adminOrigins),
+    authenticateSession({ db: deps.db, clock: deps.clock, publicOperations }),
+    fallback(),
+    internalRouter.routes(),
+    internalRouter.allowedMethods(),
+  ]);
+
+  const chain = [requestId(), accessLog(deps.log), errorRenderer(deps.log), (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : publicChain(ctx, next))];
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
   koa.silent = true;
   return {
     koa,
     router,
+    internalRouter,
     close: () => {
       limiter.close();
       changes?.close();

@@ -1,11 +1,12 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
-import type { AuthContext, RateLimitState } from '../kernel/route.js';
+import type { AuthContext, RateLimitState, SessionContext } from '../kernel/route.js';
 
 export type { AuthContext, RateLimitState };
 
 export interface AppState {
   requestId: string;
   auth?: AuthContext;
+  session?: SessionContext;
   rateLimit?: RateLimitState;
   /** The query string after validation (coerced, defaults applied). */
   query?: Record<string, unknown>;

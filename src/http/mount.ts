@@ -8,12 +8,13 @@ import type { AppContext, AppState, Ctx } from './context.js';
 import { jsonBody } from './middleware/body.js';
 import { validateQuery } from './middleware/query.js';
 import { requireScope } from './middleware/scope.js';
+import { requireRole } from './middleware/session.js';
 
 /** `/deals/{id}` -> `/deals/:id`. */
 const routerPath = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
 
 /**
- * Mounts an API's routes: each gets, in the contract's order, its scope check, its query check,
+ * Mounts an API's routes: each gets, in the contract's order, its scope (or role) check, its query check,
  * its body check (schemas compiled here, once) and then its handler, which sees checked input
  * and answers with data.
  */
@@ -23,7 +24,7 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
   const noQuery = validateQuery(queryAjv.compile(EMPTY_QUERY_SCHEMA));
   for (const route of api.routes) {
     const chain = [];
-    if (typeof route.access === 'string' && route.access !== 'public') chain.push(requireScope(route.access));
+    if (typeof route.access === 'string' && route.access !== 'public') chain.push(api.credentials === 'key' ? requireScope(route.access) : requireRole(route.access));
     chain.push(route.query ? validateQuery(queryAjv.compile(route.query)) : noQuery);
     if (route.body) {
       const { schema, readOnly = [], required } = route.body;
@@ -39,6 +40,8 @@ function handler(route: Route, deps: ApiDeps) {
     const reply = await route.handle({
       deps,
       auth: ctx.state.auth,
+      session: ctx.state.session,
+      ip: ctx.ip,
       rateLimit: ctx.state.rateLimit,
       method: ctx.method,
       path: ctx.path,

@@ -1,3 +1,4 @@
+import type { Actor, AuditContext } from '../audit/log.js';
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../errors.js';
 import type { JsonSchema } from './define.js';
@@ -10,6 +11,13 @@ export interface AuthContext {
   scopes: ReadonlySet<string>;
 }
 
+/** Who is signed in to the administration area: the person, their workspace, and the session (by its hash). */
+export interface SessionContext {
+  user: { id: string; email: string; name: string; role: 'admin' | 'viewer' };
+  workspace: { id: string; name: string; plan: string };
+  sessionHash: string;
+}
+
 /** The key's rate-limit window after this request. */
 export interface RateLimitState {
   limit: number;
@@ -19,13 +27,17 @@ export interface RateLimitState {
 }
 
 /** What route handlers may use: the shared pieces, and how webhook hosts are resolved (host -> addresses). */
-export type ApiDeps = Pick<Deps, 'db' | 'clock' | 'notifier' | 'config'> & { resolve: (host: string) => Promise<string[]> };
+export type ApiDeps = Pick<Deps, 'db' | 'redis' | 'clock' | 'notifier' | 'config'> & { resolve: (host: string) => Promise<string[]> };
 
 /** One request, as a handler sees it: checked input, never the HTTP framework. */
 export interface RouteInput {
   deps: ApiDeps;
-  /** The caller; absent only on a public route. */
+  /** The calling key (the public API); absent on a public route and on the internal API. */
   auth: AuthContext | undefined;
+  /** The signed-in person (the internal API); absent on a public route and on the public API. */
+  session: SessionContext | undefined;
+  /** The client's address (X-Forwarded-For's only behind TRUST_PROXY). */
+  ip: string;
   rateLimit: RateLimitState | undefined;
   method: string;
   /** The request path, as sent (for Idempotency-Key, which ties a key to its endpoint). */
@@ -91,7 +103,11 @@ export interface Route {
   summary: string;
   description?: string;
   tag: string;
-  /** The scope the key needs; null: any valid key; 'public': no token at all. */
+  /**
+   * Who may call it. On an API of keys: the scope the key needs, null for any valid key. On an
+   * API of sessions: the role the user needs ('admin'), null for any signed-in user. 'public':
+   * no credentials at all.
+   */
   access: string | null | 'public';
   pathParams?: Record<string, JsonSchema>;
   /** The query string's JSON Schema; anything not in it is refused. None: no parameters at all. */
@@ -104,10 +120,12 @@ export interface Route {
   handle: Handle;
 }
 
-/** An API: where it lives, its routes, and its document's title. */
+/** An API: where it lives, how callers prove who they are, its routes, and its document's title. */
 export interface Api {
   base: string;
   title: string;
+  /** 'key': Bearer API keys, rate-limited (the public API); 'session': a signed-in person's cookie (the internal API). */
+  credentials: 'key' | 'session';
   routes: readonly Route[];
 }
 
@@ -115,4 +133,25 @@ export interface Api {
 export function caller(input: RouteInput): AuthContext {
   if (!input.auth) throw new Error('route reached without authentication');
   return input.auth;
+}
+
+/** The workspace acting, the actor to audit, and the client's address: the same for both doors. */
+export interface Who extends AuditContext {
+  workspace: { id: string; name: string; plan: string };
+}
+
+export function who(input: RouteInput): Who {
+  if (input.session) {
+    const { user, workspace } = input.session;
+    return { workspace, actor: { type: 'user', id: user.id, label: user.email }, ip: input.ip };
+  }
+  const { key, workspace } = caller(input);
+  const actor: Actor = { type: 'api_key', id: key.id, label: `${key.name} (${key.prefix}...)` };
+  return { workspace, actor, ip: input.ip };
+}
+
+/** The signed-in person of an internal route (mount() lets none through without one). */
+export function signedIn(input: RouteInput): SessionContext {
+  if (!input.session) throw new Error('route reached without a session');
+  return input.session;
 }

@@ -11,6 +11,7 @@ import { pathsOf } from './operation.js';
 import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
 import { resourceSchemas } from './resources.js';
 import { WEBHOOK_SCHEMAS } from './webhooks.js';
+import { INTERNAL_SCHEMAS } from './internal.js';
 
 const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, proposals and invoices, with webhooks.
 
@@ -25,6 +26,30 @@ const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, 
 **Errors.** Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`; input errors list \`errors\` with a JSON \`pointer\` or a \`parameter\`.
 
 **Webhooks.** Subscribe with \`POST /webhooks\`; each event type is described under \`webhooks\` with its payload. Deliveries follow Standard Webhooks, so its libraries verify them.`;
+
+/** Request parameters every operation of both documents may take. */
+const PARAMETERS: Record<string, JsonSchema> = {
+  ContentEncoding: {
+    name: 'Content-Encoding',
+    in: 'header',
+    required: false,
+    description: `The body may be compressed. The ${MAX_BODY_BYTES / 1024 / 1024} MiB limit counts the decoded bytes; a body that does not decode is 400 invalid_json, an encoding not listed here 415.`,
+    schema: { type: 'string', enum: BODY_ENCODINGS },
+  },
+  RequestId: {
+    name: 'X-Request-Id',
+    in: 'header',
+    required: false,
+    description: 'Your own id for this request, echoed back and logged. One that does not match the pattern is replaced by a new UUID.',
+    schema: { type: 'string', pattern: SANE_REQUEST_ID.source },
+  },
+};
+
+/** The headers of components.headers that `parts` of a document refer to (a document lists no header it never uses). */
+function headersUsedBy(...parts: unknown[]): Record<string, JsonSchema> {
+  const text = JSON.stringify(parts);
+  return Object.fromEntries(Object.entries(HEADERS).filter(([name]) => text.includes(`"#/components/headers/${name}"`)));
+}
 
 /** The service's version, as package.json has it: the document's info.version. */
 export function serviceVersion(): string {
@@ -73,22 +98,50 @@ export function buildOpenApi(api: Api, registry: Registry, version: string, deli
       schemas,
       responses: problems.all(),
       headers: HEADERS,
-      parameters: {
-        ContentEncoding: {
-          name: 'Content-Encoding',
-          in: 'header',
-          required: false,
-          description: `The body may be compressed. The ${MAX_BODY_BYTES / 1024 / 1024} MiB limit counts the decoded bytes; a body that does not decode is 400 invalid_json, an encoding not listed here 415.`,
-          schema: { type: 'string', enum: BODY_ENCODINGS },
-        },
-        RequestId: {
-          name: 'X-Request-Id',
-          in: 'header',
-          required: false,
-          description: 'Your own id for this request, echoed back and logged. One that does not match the pattern is replaced by a new UUID.',
-          schema: { type: 'string', pattern: SANE_REQUEST_ID.source },
-        },
+      parameters: PARAMETERS,
+    },
+  };
+}
+
+const INTERNAL_DESCRIPTION = `The internal API of the administration area: what its Developer page runs on. It is not the public API (that one is at \`/v1\`, with its own document at \`/v1/openapi.json\`).
+
+**Authentication.** A session, opened by \`POST /session\` with an email and a password and carried by the \`ws_session\` cookie (HttpOnly, SameSite=Strict). An API key is never accepted here. A session ends after 12 hours without use, after 7 days in any case, at sign-out, and when its user is disabled or given a new password.
+
+**Roles.** Every user may read; changes need the \`admin\` role (\`x-required-role\`), and a \`viewer\` gets 403 \`insufficient_role\`.
+
+**Cross-site requests.** Every POST, PATCH, PUT and DELETE must carry an \`Origin\` header equal to the service's own origin (or one listed in \`ADMIN_ORIGINS\`); otherwise 403 \`forbidden_origin\`, whatever the cookie says.
+
+**Errors and lists** are as in the public API: \`application/problem+json\` with a stable \`code\` and the \`request_id\`; lists take \`limit\` and \`cursor\` and answer \`{ data, has_more, next_cursor }\`, newest first.`;
+
+/** The internal API's document: generated from its routes like the public one, sharing no path with it. */
+export function buildInternalOpenApi(api: Api, version: string): JsonSchema {
+  const problems = new ProblemResponses();
+  const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...INTERNAL_SCHEMAS, ...WEBHOOK_SCHEMAS };
+  const paths = pathsOf(api, problems);
+  const responses = problems.all();
+  return {
+    openapi: '3.1.0',
+    info: { title: api.title, version, description: INTERNAL_DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: api.base, description: 'This server.' }],
+    security: [{ cookieAuth: [] }],
+    tags: [
+      { name: 'session', description: 'Signing in and out.' },
+      { name: 'workspace', description: 'The workspace, its plan and its usage.' },
+      { name: 'keys', description: 'API keys of the workspace and the scopes they may hold.' },
+      { name: 'webhooks', description: 'Webhook subscriptions and their deliveries: the operations and rules of the public API.' },
+      { name: 'audit', description: 'Who changed what, and when.' },
+      { name: 'meta', description: 'This document.' },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        cookieAuth: { type: 'apiKey', in: 'cookie', name: 'ws_session', description: 'The session cookie set by `POST /session`.' },
       },
+      schemas,
+      responses,
+      headers: headersUsedBy(paths, responses),
+      parameters: PARAMETERS,
     },
   };
 }

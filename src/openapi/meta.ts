@@ -1,15 +1,32 @@
 import type { JsonSchema } from '../kernel/define.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 
-const str = { type: 'string' };
-const int = (minimum: number) => ({ type: 'integer', minimum });
-const obj = (properties: Record<string, JsonSchema>, description?: string): JsonSchema => ({
+export const str = { type: 'string' };
+export const int = (minimum: number) => ({ type: 'integer', minimum });
+/** An object whose every property is required and nothing else is allowed. */
+export const obj = (properties: Record<string, JsonSchema>, description?: string): JsonSchema => ({
   type: 'object',
   ...(description ? { description } : {}),
   additionalProperties: false,
   required: Object.keys(properties),
   properties,
 });
+
+/** The scope catalog, each scope with one yes/no of the caller's (`granted` to a key, `allowed` by a plan). */
+export function scopeList(flag: string, description: string): JsonSchema {
+  return obj({
+    data: {
+      type: 'array',
+      items: obj({
+        name: { type: 'string', examples: ['read:deals'] },
+        resource: str,
+        access: { type: 'string', enum: ['read', 'write', 'manage'] },
+        description: str,
+        [flag]: { type: 'boolean', description },
+      }),
+    },
+  });
+}
 
 export const META_SCHEMAS: Record<string, JsonSchema> = {
   Health: obj(
@@ -21,18 +38,7 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
     },
     'The service is up, and who is calling.',
   ),
-  ScopeList: obj({
-    data: {
-      type: 'array',
-      items: obj({
-        name: { type: 'string', examples: ['read:deals'] },
-        resource: str,
-        access: { type: 'string', enum: ['read', 'write', 'manage'] },
-        description: str,
-        granted: { type: 'boolean', description: 'Whether the calling key holds this scope (and its plan allows it).' },
-      }),
-    },
-  }),
+  ScopeList: scopeList('granted', 'Whether the calling key holds this scope (and its plan allows it).'),
   EventList: obj({
     data: { type: 'array', items: obj({ name: { type: 'string', examples: ['deal.stage_changed'] }, resource: str, description: str }) },
   }),

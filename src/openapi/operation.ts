@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Api, Route } from '../kernel/route.js';
-import { AUTHENTICATED_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
+import { AUTHENTICATED_ERRORS, SESSION_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
 
 /** What reading a JSON body can answer (src/http/middleware/body.ts). */
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
@@ -14,9 +14,18 @@ function parameter(name: string, location: 'path' | 'query', schema: JsonSchema)
   return { name, in: location, required: location === 'path', ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema };
 }
 
-/** One OpenAPI operation object, from its route: parameters, body, the success answer and every error answer. */
-export function operation(spec: Route, problems: ProblemResponses): JsonSchema {
+/** Errors a route of an API can answer before its own checks, by how callers are identified. */
+function callerErrors(spec: Route, credentials: Api['credentials']): readonly ErrorCode[] {
   const isPublic = spec.access === 'public';
+  if (credentials === 'key') return isPublic ? [] : AUTHENTICATED_ERRORS;
+  // The internal API: the Origin check on every change, then the session (unless public).
+  return [...(spec.method === 'get' ? [] : (['forbidden_origin'] as const)), ...(isPublic ? [] : (['not_signed_in'] as const)), ...SESSION_ERRORS];
+}
+
+/** One OpenAPI operation object, from its route: parameters, body, the success answer and every error answer. */
+export function operation(spec: Route, problems: ProblemResponses, credentials: Api['credentials'] = 'key'): JsonSchema {
+  const isPublic = spec.access === 'public';
+  const rateLimited = credentials === 'key' && !isPublic;
   const parameters = [
     ...Object.entries(spec.pathParams ?? {}).map(([name, schema]) => parameter(name, 'path', schema)),
     ...Object.entries((spec.query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => parameter(name, 'query', schema)),
@@ -26,27 +35,29 @@ export function operation(spec: Route, problems: ProblemResponses): JsonSchema {
   ];
   const responses: Record<string, JsonSchema> = {};
   if (spec.success) {
-    const headers = { ...(isPublic ? publicHeaders() : authenticatedHeaders()), ...spec.success.headers };
+    const headers = { ...(rateLimited ? authenticatedHeaders() : publicHeaders()), ...spec.success.headers };
     const success: JsonSchema = { description: spec.success.description, headers };
     if (spec.success.schema) success.content = { 'application/json': { schema: spec.success.schema } };
     responses[String(spec.success.status)] = success;
   }
-  const errors = [...TRANSPORT_ERRORS, ...(isPublic ? [] : AUTHENTICATED_ERRORS), ...(spec.body ? BODY_ERRORS : []), ...spec.errors];
+  const errors = [...new Set([...TRANSPORT_ERRORS, ...callerErrors(spec, credentials), ...(spec.body ? BODY_ERRORS : []), ...spec.errors])];
+  const security = isPublic ? [] : credentials === 'key' ? [{ bearerAuth: spec.access === null ? [] : [spec.access] }] : [{ cookieAuth: [] }];
   return {
     operationId: spec.operationId,
     summary: spec.summary,
     ...(spec.description ? { description: spec.description } : {}),
     tags: [spec.tag],
-    security: isPublic ? [] : [{ bearerAuth: spec.access === null ? [] : [spec.access] }],
+    security,
+    ...(credentials === 'session' && spec.access === 'admin' ? { 'x-required-role': 'admin' } : {}),
     parameters,
     ...(spec.body ? { requestBody: { required: true, content: Object.fromEntries((spec.body.types ?? ['application/json']).map((type) => [type, { schema: spec.body?.ref ?? spec.body?.schema }])) } } : {}),
-    responses: { ...responses, ...problems.for(errors, !isPublic) },
+    responses: { ...responses, ...problems.for(errors, rateLimited) },
   };
 }
 
 /** `paths` of a document: every route of the API, grouped by path, in the order declared. */
 export function pathsOf(api: Api, problems: ProblemResponses): Record<string, JsonSchema> {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const route of api.routes) (paths[route.path] ??= {})[route.method] = operation(route, problems);
+  for (const route of api.routes) (paths[route.path] ??= {})[route.method] = operation(route, problems, api.credentials);
   return paths;
 }

@@ -61,7 +61,13 @@ const WHEN: Record<ErrorCode, string> = {
   invalid_json: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode',
   missing_token: 'no Authorization header',
   invalid_token: 'the token is malformed, unknown or revoked',
+  not_signed_in: 'no session cookie, or the session has ended (signed out, expired, or the user was disabled or given a new password): sign in again',
+  invalid_credentials: 'the email or the password is wrong (the answer does not say which)',
   insufficient_scope: "the key lacks this operation's scope",
+  insufficient_role: 'the signed-in user is a viewer: only an admin may change anything',
+  forbidden_origin: "a POST, PATCH, PUT or DELETE without an Origin header naming the service's own origin (or one of ADMIN_ORIGINS)",
+  plan_forbids_scope: "the workspace's plan does not allow these scopes (a read_only plan has no write: scopes) or gives no API access",
+  key_limit_reached: "the plan's number of live keys is reached: revoke one first",
   plan_forbids_webhooks: "the workspace's plan has no webhooks",
   webhook_limit_reached: "the plan's subscriptions for this calendar month (UTC) are used up",
   not_found: 'no such object in this workspace',
@@ -72,7 +78,7 @@ const WHEN: Record<ErrorCode, string> = {
   payload_too_large: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)`,
   unsupported_media_type: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads',
   validation_failed: 'the body does not match the schema; `errors` has one entry per field',
-  rate_limited: "the key's per-minute limit is reached, or too many failed authentications came from this address",
+  rate_limited: "the key's per-minute limit is reached, or too many failed authentications or sign-ins came from this address (or for this email)",
   headers_too_large: 'the request line (the URL) and headers together are over 16 KiB (answered before any other check)',
   internal_error: 'a fault on our side; quote the request id',
   not_implemented: 'the path is reserved and not built yet',
@@ -80,13 +86,13 @@ const WHEN: Record<ErrorCode, string> = {
 };
 
 /** Error headers beyond X-Request-Id, by status: required ones must be on every such answer. */
-function errorHeaders(status: number, authenticated: boolean): Record<string, JsonSchema> {
+function errorHeaders(status: number, codes: readonly ErrorCode[], authenticated: boolean): Record<string, JsonSchema> {
   // These can also come before the key is known (a failed authentication, a database down during
   // the key lookup), so they carry the rate-limit headers only sometimes.
   const beforeTheKey = [401, 408, 429, 431, 500, 503].includes(status);
   const base = authenticated && !beforeTheKey ? authenticatedHeaders() : publicHeaders();
-  if (status === 401) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
-  if (status === 403) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
+  if (status === 401 && codes.some((c) => c === 'missing_token' || c === 'invalid_token')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
+  if (status === 403 && codes.includes('insufficient_scope')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
   if (status === 429 || status === 503) return { ...base, 'Retry-After': header('Retry-After') };
   return base;
 }
@@ -118,7 +124,7 @@ export class ProblemResponses {
       if (!this.components.has(name)) {
         this.components.set(name, {
           description: group.map((code) => `\`${code}\`: ${WHEN[code]}.`).join(' '),
-          headers: errorHeaders(status, authenticated),
+          headers: errorHeaders(status, group, authenticated),
           content: { 'application/problem+json': { schema: problemWith(group) } },
         });
       }
@@ -134,6 +140,9 @@ export class ProblemResponses {
 
 /** Errors any authenticated operation can answer, whatever it does. */
 export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'rate_limited', 'internal_error', 'unavailable'];
+
+/** Errors any operation of the internal API can answer, signed in or not. */
+export const SESSION_ERRORS: readonly ErrorCode[] = ['internal_error', 'unavailable'];
 
 /** Errors node:http answers for any request, public or not, before the app sees it (http/server.ts). */
 export const TRANSPORT_ERRORS: readonly ErrorCode[] = ['request_timeout', 'headers_too_large'];

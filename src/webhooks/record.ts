@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { recordAudit, SYSTEM } from '../audit/log.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import type { Job } from './claim.js';
@@ -127,15 +128,22 @@ async function recordStreak(trx: Knex.Transaction, subscriptionId: string, outco
   const subscriptions = trx('webhook_subscriptions').where({ id: subscriptionId });
   if (succeeded(outcome)) {
     await subscriptions.clone().whereNotNull('failing_since').update({ failing_since: null });
-  } else if (outcome.status === 410) {
-    await subscriptions.clone().where({ enabled: true }).update({ enabled: false, disabled_reason: 'gone', updated_at: now });
+    return;
+  }
+  let disabled: number;
+  let reason: 'gone' | 'failing';
+  if (outcome.status === 410) {
+    reason = 'gone';
+    disabled = await subscriptions.clone().where({ enabled: true }).update({ enabled: false, disabled_reason: reason, updated_at: now });
   } else {
+    reason = 'failing';
     await subscriptions.clone().whereNull('failing_since').update({ failing_since: outcome.startedAt });
-    await subscriptions
-      .clone()
-      .where({ enabled: true })
-      .where('failing_since', '<=', now - FAILING_DISABLES_AFTER_MS)
-      .update({ enabled: false, disabled_reason: 'failing', updated_at: now });
+    disabled = await subscriptions.clone().where({ enabled: true }).where('failing_since', '<=', now - FAILING_DISABLES_AFTER_MS).update({ enabled: false, disabled_reason: reason, updated_at: now });
+  }
+  if (disabled > 0) {
+    const { workspace_id: workspaceId } = (await subscriptions.clone().first('workspace_id')) as { workspace_id: string };
+    const why = reason === 'gone' ? 'the receiver answered 410 Gone' : 'every attempt failed for five days';
+    await recordAudit(trx, SYSTEM, { workspaceId, action: 'webhook.disabled', target: { type: 'webhook', id: subscriptionId }, details: { reason, why } }, now);
   }
 }
 

@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import { afterKeyset } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { newSecret } from './signing.js';
+import { recordAudit, type AuditContext } from '../audit/log.js';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -74,7 +75,7 @@ export interface NewSubscription {
  * `webhooks_per_month` created per UTC calendar month (deleted ones count). The workspace row
  * is locked so two concurrent creations cannot both take the last one.
  */
-export async function createSubscription(db: Knex, workspaceId: string, input: NewSubscription, now: number): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function createSubscription(db: Knex, workspaceId: string, input: NewSubscription, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
   return transaction(db, async (trx) => {
     const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
     const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
@@ -103,6 +104,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
       deleted_at: null,
     };
     await trx('webhook_subscriptions').insert(row);
+    await recordAudit(trx, audit, { workspaceId, action: 'webhook.created', target: { type: 'webhook', id: row.id }, details: { url: row.url, events: input.events } }, now);
     return { row, secret };
   });
 }
@@ -121,7 +123,7 @@ export interface SubscriptionChanges {
 }
 
 /** A partial update; turning a subscription on clears why it was off and its failure streak. */
-export async function updateSubscription(db: Knex, workspaceId: string, id: string, changes: SubscriptionChanges, now: number): Promise<SubscriptionRow> {
+export async function updateSubscription(db: Knex, workspaceId: string, id: string, changes: SubscriptionChanges, now: number, audit: AuditContext): Promise<SubscriptionRow> {
   return transaction(db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const update: Partial<SubscriptionRow> = {};
@@ -136,6 +138,7 @@ export async function updateSubscription(db: Knex, workspaceId: string, id: stri
     if (Object.keys(update).length === 0) return row;
     update.updated_at = now;
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
+    await recordAudit(trx, audit, { workspaceId, action: 'webhook.updated', target: { type: 'webhook', id: row.id }, details: { ...changes } }, now);
     return { ...row, ...update };
   });
 }
@@ -144,23 +147,25 @@ export async function updateSubscription(db: Knex, workspaceId: string, id: stri
  * Deletes a subscription: it stops receiving at once and its delivery log goes with it. The
  * row stays, without its secrets, because it counts toward the month's allowance.
  */
-export async function deleteSubscription(db: Knex, workspaceId: string, id: string, now: number): Promise<void> {
+export async function deleteSubscription(db: Knex, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<void> {
   await transaction(db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     await trx('webhook_deliveries').where({ subscription_id: row.id }).delete();
     await trx('webhook_subscriptions')
       .update({ deleted_at: now, updated_at: now, enabled: false, secret: '', previous_secret: null, previous_secret_until: null })
       .where({ id: row.id });
+    await recordAudit(trx, audit, { workspaceId, action: 'webhook.deleted', target: { type: 'webhook', id: row.id }, details: { url: row.url } }, now);
   });
 }
 
 /** A new secret; the old one keeps signing beside it for 24 hours. */
-export async function rotateSecret(db: Knex, workspaceId: string, id: string, now: number): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function rotateSecret(db: Knex, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
   return transaction(db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const secret = newSecret();
     const update = { secret, previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
+    await recordAudit(trx, audit, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
     return { row: { ...row, ...update }, secret };
   });
 }

@@ -100,6 +100,63 @@ describe('the admin command', () => {
     await refused(['workspace', 'create', '--name', 'x', '--plan', 'platinum'], /unknown plan "platinum"/);
   });
 
+  it('creates users who can sign in, lists, resets and disables them, each with --json', async () => {
+    const ws = await workspace('starter');
+    const made = await admin(['user', 'create', '--workspace', ws, '--email', 'Ada@Example.com', '--name', 'Ada', '--role', 'viewer', '--json']);
+    expect(made.code, made.stderr).to.equal(0);
+    const user = JSON.parse(made.stdout) as { id: string; email: string; password: string; role: string };
+    expect(user).to.include({ email: 'ada@example.com', role: 'viewer' });
+    expect(user.password).to.match(/^[A-Za-z0-9_-]{20}$/);
+    const stored = (await app.deps.db('users').first('password_hash').where('id', user.id)) as { password_hash: string };
+    expect(stored.password_hash).to.match(/^scrypt\$32768\$8\$1\$/);
+    expect(stored.password_hash).not.to.contain(user.password);
+    const signIn = (password: string) => app.request('/internal/v1/session', { method: 'POST', json: { email: 'ada@example.com', password }, headers: { origin: app.url } });
+    expect((await signIn(user.password)).status).to.equal(200);
+
+    const listed = JSON.parse((await admin(['user', 'list', '--workspace', ws, '--json'])).stdout) as { data: Array<{ id: string; disabled_at: string | null; password?: string }> };
+    expect(listed.data.map((u) => u.id)).to.deep.equal([user.id]);
+    expect(listed.data[0]?.password).to.equal(undefined);
+
+    const reset = await admin(['user', 'reset-password', user.id, '--json']);
+    expect(reset.code, reset.stderr).to.equal(0);
+    const { password } = JSON.parse(reset.stdout) as { password: string };
+    expect(password).not.to.equal(user.password);
+    expect((await signIn(user.password)).status).to.equal(401);
+    expect((await signIn(password)).status).to.equal(200);
+
+    const disabled = await admin(['user', 'disable', user.id, '--json']);
+    expect(disabled.code, disabled.stderr).to.equal(0);
+    expect((JSON.parse(disabled.stdout) as { disabled_at: string }).disabled_at).to.be.a('string');
+    expect((await signIn(password)).status).to.equal(401);
+  });
+
+  it('refuses a bad user: a taken email, a bad address or role, an unknown workspace or user', async () => {
+    const ws = await workspace('pro');
+    expect((await admin(['user', 'create', '--workspace', ws, '--email', 'taken@example.com'])).code).to.equal(0);
+    await refused(['user', 'create', '--workspace', ws, '--email', 'TAKEN@example.com'], /taken@example.com already has an account/);
+    await refused(['user', 'create', '--workspace', ws, '--email', 'not-an-address'], /"not-an-address" is not an email address/);
+    await refused(['user', 'create', '--workspace', ws, '--email', 'x@example.com', '--role', 'owner'], /unknown role "owner"/);
+    await refused(['user', 'create', '--workspace', 'ws_nope', '--email', 'y@example.com'], /unknown workspace "ws_nope"/);
+    await refused(['user', 'reset-password', 'usr_nope'], /unknown user "usr_nope"/);
+    await refused(['user', 'disable', 'usr_nope'], /unknown user "usr_nope"/);
+    const users = await app.deps.db('users').where({ workspace_id: ws }).count({ n: '*' }).first();
+    expect(Number(users?.n)).to.equal(1, 'no refused user was written');
+  });
+
+  it('lists workspaces and moves one to another plan', async () => {
+    const ws = await workspace('free');
+    const list = JSON.parse((await admin(['workspace', 'list', '--json'])).stdout) as { data: Array<{ id: string; plan: string; live_keys: number; users: number }> };
+    expect(list.data.find((w) => w.id === ws)).to.include({ plan: 'free', live_keys: 0, users: 0 });
+    const moved = await admin(['workspace', 'set-plan', ws, 'pro', '--json']);
+    expect(moved.code, moved.stderr).to.equal(0);
+    expect(JSON.parse(moved.stdout)).to.deep.equal({ id: ws, plan: 'pro', previous: 'free' });
+    await refused(['workspace', 'set-plan', ws, 'platinum'], /unknown plan "platinum"/);
+    await refused(['workspace', 'set-plan', 'ws_nope', 'pro'], /unknown workspace "ws_nope"/);
+    const usage = await admin(['workspace', 'set-plan', ws]);
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.contain('Usage:');
+  });
+
   it('explains its usage on a command it does not know', async () => {
     const res = await admin(['key', 'rotate']);
     expect(res.code).to.equal(2);

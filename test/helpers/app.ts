@@ -23,8 +23,10 @@ export interface TestApp {
   url: string;
   deps: Deps;
   registry: Registry;
-  /** Every route the app mounted. */
+  /** Every route of the public API the app mounted. */
   router: App['router'];
+  /** Every route of the internal API the app mounted. */
+  internalRouter: App['internalRouter'];
   /**
    * fetch() against the app, with a bearer token when given. `json` is sent as a JSON body
    * (with its Content-Type); `body` is sent as it is. Every answer is held to the served
@@ -56,6 +58,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     deps,
     registry,
     router: app.router,
+    internalRouter: app.internalRouter,
     request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
       const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
       return checked(path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });

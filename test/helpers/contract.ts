@@ -131,10 +131,10 @@ export class Contract {
 
 const contracts = new Map<string, Contract>();
 
-/** The contract of the document served at `origin`; documents with the same text share one. */
-export async function contractOf(origin: string): Promise<Contract> {
-  const res = await fetch(`${origin}/v1/openapi.json`);
-  if (res.status !== 200) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
+/** The contract of a document served at `origin` (the public one by default); documents with the same text share one. */
+export async function contractOf(origin: string, documentPath = '/v1/openapi.json'): Promise<Contract> {
+  const res = await fetch(`${origin}${documentPath}`);
+  if (res.status !== 200) throw new Error(`GET ${documentPath} answered ${res.status}`);
   const text = await res.text();
   let contract = contracts.get(text);
   if (!contract) {
@@ -145,14 +145,17 @@ export async function contractOf(origin: string): Promise<Contract> {
 }
 
 /**
- * fetch() against one server that holds every answer to the document that server serves (read
- * once). The body is checked on a clone, so the caller can still read it.
+ * fetch() against one server that holds every answer to the document that server serves for its
+ * API (the public one, or the internal one under /internal/v1; each read once). The body is checked on a clone, so the caller can still read it.
  */
 export async function checkedFetcher(origin: string): Promise<(path: string, init?: RequestInit) => Promise<Response>> {
   const contract = await contractOf(origin);
+  const internal = await contractOf(origin, '/internal/v1/openapi.json');
   return async (path, init = {}) => {
     const res = await fetch(origin + path, init);
-    contract.check((init.method ?? 'GET').toUpperCase(), path, res, await res.clone().text());
+    // Each API is held to its own document.
+    const held = path === '/internal/v1' || path.startsWith('/internal/v1/') ? internal : contract;
+    held.check((init.method ?? 'GET').toUpperCase(), path, res, await res.clone().text());
     return res;
   };
 }

@@ -13,6 +13,7 @@ describe('route table to OpenAPI', () => {
   const api: Api = {
     base: '/v9',
     title: 'Tiny',
+    credentials: 'key',
     routes: [
       { method: 'get', path: '/things', operationId: 'listThings', summary: 'List', tag: 't', access: 'read:things', query: { type: 'object', properties: { limit: { type: 'integer' } } }, success: { status: 200, description: 'A page.' }, errors: ['invalid_parameter'], handle: () => ({}) },
       { method: 'post', path: '/things', operationId: 'createThing', summary: 'Create', tag: 't', access: 'write:things', body: { schema: { type: 'object' }, ref: { $ref: '#/components/schemas/ThingCreate' } }, success: { status: 201, description: 'Made.' }, errors: ['validation_failed'], handle: () => ({}) },

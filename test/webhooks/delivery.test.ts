@@ -188,6 +188,11 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const [d] = await settled(sub.id, 1);
     expect(d).to.deep.include({ status: 'failed', attempts: 1, last_response_status: 410 });
     expect(await subscription(sub.id)).to.deep.include({ enabled: false, disabled_reason: 'gone' });
+    // The service's own change is in the audit log, once, in the same transaction as the change.
+    const audit = (await app.deps.db('audit_log').select('actor_type', 'actor_label', 'action', 'details').where({ target_id: sub.id, action: 'webhook.disabled' })) as Array<{ actor_type: string; actor_label: string; details: string }>;
+    expect(audit).to.have.length(1);
+    expect(audit[0]).to.include({ actor_type: 'system', actor_label: 'Workspace API' });
+    expect(JSON.parse(String(audit[0]?.details))).to.include({ reason: 'gone' });
 
     receiver.respond = () => ({});
     await write('PATCH', `/v1/clients/${client.id}`, { name: 'Still gone' });

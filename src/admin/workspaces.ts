@@ -1,0 +1,47 @@
+import type { Knex } from 'knex';
+import { OPERATOR, recordAudit, type AuditContext } from '../audit/log.js';
+import { findPlan, RefusedError } from '../auth/keys.js';
+import type { Plan } from '../auth/plans.js';
+import { asNumber } from '../db/decode.js';
+import { transaction } from '../db/dialect.js';
+import { iso } from '../kernel/rows.js';
+import { monthStart } from '../webhooks/subscriptions.js';
+
+export async function listWorkspaces(db: Knex): Promise<Array<{ id: string; name: string; plan: string; created_at: string; users: number; live_keys: number }>> {
+  const rows = (await db('workspaces as w')
+    .select('w.id', 'w.name', 'w.plan', 'w.created_at')
+    .select(db('users').count('*').whereRaw('?? = ??', ['users.workspace_id', 'w.id']).as('users'))
+    .select(db('api_keys').count('*').whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id']).whereNull('api_keys.revoked_at').as('live_keys'))
+    .orderBy([{ column: 'w.created_at' }, { column: 'w.id' }])) as Array<Record<string, unknown>>;
+  return rows.map((r) => ({ id: String(r.id), name: String(r.name), plan: String(r.plan), created_at: iso(r.created_at) as string, users: asNumber(r.users), live_keys: asNumber(r.live_keys) }));
+}
+
+/** Moves a workspace to another plan; the change and its audit entry commit together. */
+export async function setPlan(db: Knex, workspaceId: string, planName: string, context: AuditContext = OPERATOR, now = Date.now()): Promise<{ id: string; plan: string; previous: string }> {
+  const plan = await findPlan(db, planName);
+  if (!plan) {
+    const known = (await db('plans').pluck('name')) as string[];
+    throw new RefusedError(`unknown plan "${planName}" (plans: ${known.join(', ')})`);
+  }
+  return transaction(db, async (trx) => {
+    const workspace = (await trx('workspaces').first('id', 'plan').where({ id: workspaceId }).forUpdate()) as { id: string; plan: string } | undefined;
+    if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
+    if (workspace.plan === plan.name) return { id: workspace.id, plan: plan.name, previous: workspace.plan };
+    await trx('workspaces').update({ plan: plan.name, updated_at: now }).where({ id: workspaceId });
+    await recordAudit(trx, context, { workspaceId, action: 'workspace.plan_changed', target: { type: 'workspace', id: workspaceId }, details: { from: workspace.plan, to: plan.name } }, now);
+    return { id: workspace.id, plan: plan.name, previous: workspace.plan };
+  });
+}
+
+/** The workspace as its administration area shows it: its plan's limits and how much of them is used. */
+export async function workspaceSummary(db: Knex, workspace: { id: string; name: string; plan: string }, now: number) {
+  const plan = (await findPlan(db, workspace.plan)) as Plan;
+  const keys = await db('api_keys').count({ n: '*' }).where({ workspace_id: workspace.id }).whereNull('revoked_at').first();
+  const webhooks = await db('webhook_subscriptions').count({ n: '*' }).where({ workspace_id: workspace.id }).where('created_at', '>=', monthStart(now)).first();
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    plan: { name: plan.name, api_access: plan.api_access, max_keys: asNumber(plan.max_keys), webhooks_per_month: asNumber(plan.webhooks_per_month) },
+    usage: { live_keys: asNumber(keys?.n ?? 0), webhooks_this_month: asNumber(webhooks?.n ?? 0) },
+  };
+}

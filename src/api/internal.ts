@@ -1,0 +1,174 @@
+import { ABSOLUTE_MS, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
+import { workspaceSummary } from '../admin/workspaces.js';
+import { AUDIT_ACTIONS, listAudit } from '../audit/log.js';
+import { createKey, findPlan, keyView, listKeyPage, revokeKey } from '../auth/keys.js';
+import { effectiveScopes, type Plan } from '../auth/plans.js';
+import { scopeCatalog } from '../auth/scopes.js';
+import { cookieValue } from '../http/middleware/session.js';
+import type { Registry } from '../kernel/registry.js';
+import { headerOf, signedIn, who, type Api, type Route, type RouteInput } from '../kernel/route.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
+import { ref } from '../openapi/operation.js';
+import { KEY_CREATE_SCHEMA, SIGN_IN_SCHEMA } from '../openapi/internal.js';
+import { documentRoute } from './meta.js';
+import { webhookRoutes } from './webhooks.js';
+
+export const INTERNAL_BASE = '/internal/v1';
+
+const page = { limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }, cursor: { type: 'string', minLength: 1, maxLength: 2048 } };
+
+/** The cookie that carries a session: never readable by scripts, never sent by another site. */
+function sessionCookie(input: RouteInput, value: string, maxAgeSeconds: number): string {
+  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${input.deps.config.cookieSecure ? '; Secure' : ''}`;
+}
+
+const sessionBody = (input: RouteInput) => {
+  const { user, workspace } = signedIn(input);
+  return { user, workspace };
+};
+
+/**
+ * The internal API of the administration area (API.md section 10), under /internal/v1: a
+ * signed-in person's session, never an API key. Reads are open to every user of the workspace;
+ * changes need the admin role. Keys and webhooks go through the very functions the admin
+ * command and the public API use.
+ */
+export function internalApi(registry: Registry, document: () => string = () => '{}'): Api {
+  const scopes = scopeCatalog(registry);
+  const catalog = scopes.map((s) => s.name);
+  const session = { tag: 'session', errors: ['invalid_parameter'] as const };
+  const routes: Route[] = [
+    {
+      ...session,
+      method: 'post',
+      path: '/session',
+      operationId: 'signIn',
+      summary: 'Sign in',
+      description:
+        'Opens a session and sets it as the `ws_session` cookie (HttpOnly, SameSite=Strict; Secure when COOKIE_SECURE=true). A session ends after 12 hours without use and after 7 days in any case. A wrong email and a wrong password get the same answer; more than 10 failures in 15 minutes for one address or one email are answered 429.',
+      access: 'public',
+      body: { schema: SIGN_IN_SCHEMA, ref: ref('SignIn') },
+      success: { status: 200, description: 'Signed in.', schema: ref('Session'), headers: { 'Set-Cookie': { description: 'The session cookie.', schema: { type: 'string' }, required: true } } },
+      errors: ['invalid_parameter', 'invalid_credentials', 'rate_limited'],
+      handle: async (input) => {
+        const body = input.body as { email: string; password: string };
+        const { token, context } = await signIn(input.deps.db, { email: body.email, password: body.password, ip: input.ip }, input.deps.clock.now());
+        return { headers: { 'Set-Cookie': sessionCookie(input, token, ABSOLUTE_MS / 1000), 'Cache-Control': 'no-store' }, body: { user: context.user, workspace: context.workspace } };
+      },
+    },
+    {
+      ...session,
+      method: 'get',
+      path: '/session',
+      operationId: 'getSession',
+      summary: 'Who is signed in',
+      access: null,
+      success: { status: 200, description: 'The signed-in user and their workspace.', schema: ref('Session') },
+      handle: (input) => ({ body: sessionBody(input) }),
+    },
+    {
+      ...session,
+      method: 'delete',
+      path: '/session',
+      operationId: 'signOut',
+      summary: 'Sign out',
+      description: 'Ends the session on the server (its cookie opens nothing any more) and clears the cookie. Answers 204 even when no session was open.',
+      access: 'public',
+      success: { status: 204, description: 'Signed out.' },
+      handle: async (input) => {
+        await endSession(input.deps.db, cookieValue(headerOf(input, 'cookie'), SESSION_COOKIE));
+        return { status: 204, headers: { 'Set-Cookie': sessionCookie(input, '', 0) } };
+      },
+    },
+    {
+      method: 'get',
+      path: '/workspace',
+      operationId: 'getWorkspace',
+      summary: 'The workspace, its plan and its usage',
+      tag: 'workspace',
+      access: null,
+      success: { status: 200, description: 'The workspace.', schema: ref('Workspace') },
+      errors: ['invalid_parameter'],
+      handle: async (input) => ({ body: await workspaceSummary(input.deps.db, signedIn(input).workspace, input.deps.clock.now()) }),
+    },
+    {
+      method: 'get',
+      path: '/scopes',
+      operationId: 'listScopes',
+      summary: 'Every scope, and whether the plan allows it',
+      tag: 'keys',
+      access: null,
+      success: { status: 200, description: 'The scope catalog.', schema: ref('ScopeAllowedList') },
+      errors: ['invalid_parameter'],
+      handle: async (input) => {
+        const plan = (await findPlan(input.deps.db, signedIn(input).workspace.plan)) as Plan;
+        const allowed = new Set(effectiveScopes(catalog, plan.api_access));
+        return { body: { data: scopes.map((s) => ({ ...s, allowed: allowed.has(s.name) })) } };
+      },
+    },
+    {
+      method: 'get',
+      path: '/keys',
+      operationId: 'listKeys',
+      summary: 'List API keys',
+      tag: 'keys',
+      access: null,
+      query: { type: 'object', additionalProperties: false, properties: page },
+      success: { status: 200, description: 'A page of keys, newest first, revoked ones included.', schema: ref('KeyList') },
+      errors: ['invalid_parameter', 'invalid_cursor'],
+      handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string }) }),
+    },
+    {
+      method: 'post',
+      path: '/keys',
+      operationId: 'createKey',
+      summary: 'Create an API key',
+      description: "The plan's rules hold exactly as for the admin command: a read_only plan allows no write: scope (403 plan_forbids_scope), the number of live keys is capped (403 key_limit_reached), an unknown scope or a rate limit outside 1-6000 is 422.",
+      tag: 'keys',
+      access: 'admin',
+      body: { schema: KEY_CREATE_SCHEMA, ref: ref('KeyCreate') },
+      success: { status: 201, description: 'The key and its token, shown only here.', schema: ref('KeyWithToken') },
+      errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'key_limit_reached'],
+      handle: async (input) => {
+        const acting = who(input);
+        const body = input.body as { name: string; scopes: string[]; rate_limit?: number };
+        const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
+        return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
+      },
+    },
+    {
+      method: 'delete',
+      path: '/keys/{id}',
+      operationId: 'revokeKey',
+      summary: 'Revoke an API key',
+      description: 'Every server process refuses the key from its next request on. Revoking a revoked key changes nothing.',
+      tag: 'keys',
+      access: 'admin',
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      success: { status: 204, description: 'Revoked.' },
+      errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
+      handle: async (input) => {
+        const acting = who(input);
+        const { deps } = input;
+        await revokeKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
+        return { status: 204 };
+      },
+    },
+    ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),
+    {
+      method: 'get',
+      path: '/audit-log',
+      operationId: 'listAuditLog',
+      summary: 'The audit log',
+      description: 'Every change to keys, webhooks, sign-ins and the plan, from every door (this API, the public API with a key, the admin command) and by the service itself, newest first.',
+      tag: 'audit',
+      access: null,
+      query: { type: 'object', additionalProperties: false, properties: { ...page, action: { type: 'string', enum: [...AUDIT_ACTIONS], description: 'Only entries of this action.' } } },
+      success: { status: 200, description: 'A page of entries, newest first.', schema: ref('AuditList') },
+      errors: ['invalid_parameter', 'invalid_cursor'],
+      handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string; action?: string }) }),
+    },
+    documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
+  ];
+  return { base: INTERNAL_BASE, title: 'Workspace API: internal API of the administration area', credentials: 'session', routes };
+}

@@ -1,0 +1,103 @@
+import type { Knex } from 'knex';
+import { newId } from '../ids.js';
+import { afterKeyset, toPage } from '../kernel/keyset.js';
+import { decodeCursor } from '../kernel/cursor.js';
+import { iso } from '../kernel/rows.js';
+
+/** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */
+export interface Actor {
+  type: 'user' | 'api_key' | 'operator' | 'system';
+  id: string | null;
+  label: string;
+}
+
+/** The actor and the client address of a change: what every audited operation is given. */
+export interface AuditContext {
+  actor: Actor;
+  ip: string | null;
+}
+
+/** The operator at a shell (`npm run admin`). */
+export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, label: 'admin command' }, ip: null };
+
+/** The service acting on its own (a webhook disabled after 410 or five failing days). */
+export const SYSTEM: AuditContext = { actor: { type: 'system', id: null, label: 'Workspace API' }, ip: null };
+
+/** Every action the log records (API.md section 10). */
+export const AUDIT_ACTIONS = [
+  'key.created',
+  'key.revoked',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_rotated',
+  'webhook.disabled',
+  'user.signed_in',
+  'user.sign_in_failed',
+  'workspace.plan_changed',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export interface AuditEntry {
+  workspaceId: string;
+  action: AuditAction;
+  target: { type: string; id: string };
+  /** What changed, never a token, password or secret. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Records one entry. Call it inside the transaction of the change it records: both commit, or
+ * neither does.
+ */
+export async function recordAudit(trx: Knex | Knex.Transaction, context: AuditContext, entry: AuditEntry, now: number): Promise<void> {
+  await trx('audit_log').insert({
+    id: newId('aud_'),
+    workspace_id: entry.workspaceId,
+    at: now,
+    actor_type: context.actor.type,
+    actor_id: context.actor.id,
+    actor_label: context.actor.label.slice(0, 254),
+    action: entry.action,
+    target_type: entry.target.type,
+    target_id: entry.target.id,
+    ip: context.ip?.slice(0, 64) ?? null,
+    details: JSON.stringify(entry.details ?? {}),
+  });
+}
+
+interface AuditRow {
+  id: string;
+  at: number | string;
+  actor_type: Actor['type'];
+  actor_id: string | null;
+  actor_label: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  ip: string | null;
+  details: string;
+}
+
+function toEntry(row: AuditRow) {
+  return {
+    id: row.id,
+    at: iso(row.at),
+    actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
+    action: row.action,
+    target: { type: row.target_type, id: row.target_id },
+    ip: row.ip,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+  };
+}
+
+/** A page of a workspace's log, newest first, optionally of one action. */
+export async function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string }) {
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'audit', '-at') : undefined;
+  const q = db('audit_log').where({ workspace_id: workspaceId });
+  if (query.action) q.where({ action: query.action });
+  if (after) afterKeyset(q, 'at', 'desc', after);
+  const rows = (await q.orderBy([{ column: 'at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as AuditRow[];
+  return toPage(rows, query.limit, { resource: 'audit', sort: '-at', column: 'at' }, toEntry);
+}

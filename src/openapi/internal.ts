@@ -1,0 +1,88 @@
+import { AUDIT_ACTIONS } from '../audit/log.js';
+import { MAX_RATE_LIMIT } from '../auth/keys.js';
+import type { JsonSchema } from '../kernel/define.js';
+import { int, obj, scopeList, str } from './meta.js';
+import { ref } from './operation.js';
+import { pageSchema } from './resources.js';
+
+const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
+const nullableStr = { type: ['string', 'null'] };
+
+const actor = obj(
+  {
+    type: { type: 'string', enum: ['user', 'api_key', 'operator', 'system'] },
+    id: { ...nullableStr, description: 'The user or key id; null for an operator or the service.' },
+    label: { type: 'string', description: "The user's email, the key's name and prefix, `admin command`, or `Workspace API`." },
+  },
+  'Who did it.',
+);
+
+const keyProperties: Record<string, JsonSchema> = {
+  id: { type: 'string', pattern: '^key_[0-9a-z]+$' },
+  name: str,
+  prefix: { type: 'string', description: 'The first characters of the token: enough to recognise it, never enough to use it.' },
+  scopes: { type: 'array', items: str },
+  rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, description: 'Requests a minute.' },
+  created_at: time('When it was made.'),
+  created_by: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Actor' }], description: 'Who made it; null for keys made before this was recorded.' },
+  last_used_at: time('Its last request (to the minute); null if never used.', true),
+  revoked_at: time('When it was revoked; null while it is live.', true),
+};
+
+export const SIGN_IN_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+};
+
+export const KEY_CREATE_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'scopes'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'From GET /scopes; a read_only plan allows no write: scope.' },
+    rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, default: 60, description: 'Requests a minute (default 60).' },
+  },
+};
+
+/** The internal API's own schemas (API.md section 10); webhooks reuse the public ones. */
+export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
+  SignIn: SIGN_IN_SCHEMA,
+  Session: obj(
+    {
+      user: obj({ id: { type: 'string', pattern: '^usr_[0-9a-z]+$' }, email: str, name: str, role: { type: 'string', enum: ['admin', 'viewer'] } }),
+      workspace: obj({ id: str, name: str, plan: str }),
+    },
+    'Who is signed in, and their workspace.',
+  ),
+  Workspace: obj(
+    {
+      id: str,
+      name: str,
+      plan: obj({ name: str, api_access: { type: 'string', enum: ['none', 'read_only', 'read_write'] }, max_keys: int(0), webhooks_per_month: int(0) }, "The plan's limits."),
+      usage: obj({ live_keys: int(0), webhooks_this_month: int(0) }, 'How much of them is used: unrevoked keys, and subscriptions created this UTC calendar month (deleted ones included).'),
+    },
+    'The workspace of the signed-in user.',
+  ),
+  ScopeAllowedList: scopeList('allowed', "Whether the workspace's plan allows a key to hold it."),
+  Actor: actor,
+  Key: obj(keyProperties, 'An API key, never its token or its hash.'),
+  KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: '^wsk_[A-Za-z0-9_-]{43,}$', description: 'The token, shown only in this answer: keep it.' } }, 'A new API key and its token.'),
+  KeyCreate: KEY_CREATE_SCHEMA,
+  KeyList: pageSchema(ref('Key'), 'A page of keys, newest first.'),
+  AuditEntry: obj(
+    {
+      id: { type: 'string', pattern: '^aud_[0-9a-z]+$' },
+      at: time('When it happened.'),
+      actor: ref('Actor'),
+      action: { type: 'string', enum: [...AUDIT_ACTIONS] },
+      target: obj({ type: str, id: str }, 'What it happened to.'),
+      ip: { ...nullableStr, description: "The client's address; null for an operator's command or the service." },
+      details: { type: 'object', description: 'What changed (never a token, password or secret).' },
+    },
+    'One change, recorded in the same transaction as the change itself.',
+  ),
+  AuditList: pageSchema(ref('AuditEntry'), 'A page of the audit log, newest first.'),
+};
