@@ -35,6 +35,8 @@ export interface Config {
   readonly cookieSecure: boolean;
   /** Origins, beyond the service's own, whose pages may change things through the internal API. */
   readonly adminOrigins: readonly string[];
+  /** How often each server writes the usage it counted (the most a killed process loses). */
+  readonly usageFlushMs: number;
 }
 
 /** What one client connection may take of the server (node:http settings). */
@@ -206,5 +208,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     cookieSecure: boolean(env, 'COOKIE_SECURE', false),
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
+    usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
   });
 }

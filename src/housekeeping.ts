@@ -1,12 +1,13 @@
 import type { Deps } from './deps.js';
 import { sweepSessions } from './admin/sessions.js';
+import { sweepUsage } from './admin/usage.js';
 import { sweepExpiredKeys } from './kernel/idempotency.js';
 
 const EVERY_MS = 10 * 60 * 1000;
 
 /**
  * Periodic clean-up a server process does beside serving: expired idempotency keys and sessions,
- * and failed sign-ins past the throttling window (all are ignored once expired; this only
+ * failed sign-ins past the throttling window, usage buckets older than 30 days (all are ignored once expired; this only
  * reclaims their space). A failure is logged and retried at
  * the next tick; it never stops the server.
  */
@@ -17,6 +18,8 @@ export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log'>): { s
       if (removed > 0) deps.log.info({ removed }, 'expired idempotency keys removed');
       const ended = await sweepSessions(deps.db, deps.clock.now());
       if (ended > 0) deps.log.info({ removed: ended }, 'expired sessions and old failed sign-ins removed');
+      const buckets = await sweepUsage(deps.db, deps.clock.now());
+      if (buckets > 0) deps.log.info({ removed: buckets }, 'usage older than 30 days removed');
     } catch (err) {
       deps.log.warn({ err }, 'housekeeping failed; will retry');
     }

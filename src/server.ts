@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     // Requests first (they may still write events), then the deliveries in flight.
     server.close(async () => {
       await worker?.stop();
-      app.close();
+      await app.close();
       await deps.close();
       log.info('stopped');
       process.exit(0);

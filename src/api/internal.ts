@@ -1,5 +1,7 @@
 import { ABSOLUTE_MS, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
+import { HOUR_MS, listUsage } from '../admin/usage.js';
 import { workspaceSummary } from '../admin/workspaces.js';
+import { ApiError } from '../errors.js';
 import { AUDIT_ACTIONS, listAudit } from '../audit/log.js';
 import { createKey, findPlan, keyView, listKeyPage, revokeKey } from '../auth/keys.js';
 import { effectiveScopes, type Plan } from '../auth/plans.js';
@@ -152,6 +154,37 @@ export function internalApi(registry: Registry, document: () => string = () => '
         const { deps } = input;
         await revokeKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
         return { status: 204 };
+      },
+    },
+    {
+      method: 'get',
+      path: '/usage',
+      operationId: 'getUsage',
+      summary: "The public API's answers per key and hour",
+      description:
+        'Hourly buckets (UTC) of the answers the public API gave to the keys of this workspace: all of them (`requests`), those refused by the rate limit (`rate_limited`, 429), other 4xx (`client_errors`) and 5xx (`server_errors`). Oldest first; hours without requests are absent. Kept 30 days; each server writes its counts every few seconds (USAGE_FLUSH_SECONDS), so the current hour may lag a little.',
+      tag: 'usage',
+      access: null,
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          key_id: { type: 'string', pattern: '^key_[0-9a-z]{1,60}$', description: 'Only this key (`key_...`).' },
+          since: { type: 'string', format: 'date-time', description: 'From this time (its hour included; RFC 3339). Default: 7 days ago.' },
+          until: { type: 'string', format: 'date-time', description: 'Up to this time, excluded (RFC 3339). Default: now. At most 31 days after `since`.' },
+        },
+      },
+      success: { status: 200, description: 'The hourly buckets.', schema: ref('UsageList') },
+      errors: ['invalid_parameter'],
+      handle: async (input) => {
+        const { key_id: keyId, since, until } = input.query as { key_id?: string; since?: string; until?: string };
+        const now = input.deps.clock.now();
+        const to = until !== undefined ? Date.parse(until) : now;
+        const from = since !== undefined ? Date.parse(since) : to - 7 * 24 * HOUR_MS;
+        if (!(from < to)) throw new ApiError('invalid_parameter', 'since must be before until.', { errors: [{ parameter: 'since', message: 'must be before until' }] });
+        if (to - from > 31 * 24 * HOUR_MS) throw new ApiError('invalid_parameter', 'A usage query spans at most 31 days.', { errors: [{ parameter: 'until', message: 'must be at most 31 days after since' }] });
+        const data = await listUsage(input.deps.db, signedIn(input).workspace.id, { ...(keyId !== undefined ? { keyId } : {}), since: from, until: to });
+        return { body: { data } };
       },
     },
     ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),

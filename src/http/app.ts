@@ -10,6 +10,8 @@ import type { AppContext, AppState, Ctx } from './context.js';
 import { authenticateSession, checkOrigin } from './middleware/session.js';
 import { internalApi, INTERNAL_BASE } from '../api/internal.js';
 import { accessLog } from './middleware/access-log.js';
+import { meter } from './middleware/meter.js';
+import { UsageMeter } from '../admin/usage.js';
 import { authenticate } from './middleware/authenticate.js';
 import { errorRenderer } from './middleware/errors.js';
 import { fallback } from './middleware/fallback.js';
@@ -26,7 +28,8 @@ export interface App {
   router: Router<AppState, AppContext>;
   /** Every route of the internal API (API.md section 10). */
   internalRouter: Router<AppState, AppContext>;
-  close(): void;
+  /** Stops its timers and writes the usage counted so far. */
+  close(): Promise<void>;
 }
 
 /** A path of the internal API: there, sessions; everywhere else, API keys. */
@@ -43,6 +46,8 @@ export function createApp(deps: Deps, registry: Registry): App {
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
   const changes = sqliteChangeCounter(deps.config.database);
   const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
+  const usage = new UsageMeter(deps.db, deps.clock, deps.log, deps.config.usageFlushMs);
+  usage.start();
   const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers) };
   const version = serviceVersion();
 
@@ -79,7 +84,7 @@ export function createApp(deps: Deps, registry: Registry): App {
     internalRouter.allowedMethods(),
   ]);
 
-  const chain = [requestId(), accessLog(deps.log), errorRenderer(deps.log), (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : publicChain(ctx, next))];
+  const chain = [requestId(), accessLog(deps.log), meter(usage), errorRenderer(deps.log), (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : publicChain(ctx, next))];
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
   koa.silent = true;
@@ -87,9 +92,10 @@ export function createApp(deps: Deps, registry: Registry): App {
     koa,
     router,
     internalRouter,
-    close: () => {
+    close: async () => {
       limiter.close();
       changes?.close();
+      await usage.stop();
     },
   };
 }

@@ -129,6 +129,7 @@ export function buildInternalOpenApi(api: Api, version: string): JsonSchema {
       { name: 'session', description: 'Signing in and out.' },
       { name: 'workspace', description: 'The workspace, its plan and its usage.' },
       { name: 'keys', description: 'API keys of the workspace and the scopes they may hold.' },
+      { name: 'usage', description: "The public API's answers per key and hour." },
       { name: 'webhooks', description: 'Webhook subscriptions and their deliveries: the operations and rules of the public API.' },
       { name: 'audit', description: 'Who changed what, and when.' },
       { name: 'meta', description: 'This document.' },

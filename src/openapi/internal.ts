@@ -67,6 +67,22 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
     'The workspace of the signed-in user.',
   ),
   ScopeAllowedList: scopeList('allowed', "Whether the workspace's plan allows a key to hold it."),
+  UsageList: obj({
+    data: {
+      type: 'array',
+      items: obj(
+        {
+          start: time("The hour's first instant (UTC)."),
+          key_id: { type: 'string', pattern: '^key_[0-9a-z]+$' },
+          requests: int(0),
+          rate_limited: { type: 'integer', minimum: 0, description: 'Refused by the key\'s rate limit (429).' },
+          client_errors: { type: 'integer', minimum: 0, description: 'Other 4xx answers.' },
+          server_errors: { type: 'integer', minimum: 0, description: '5xx answers.' },
+        },
+        "One key's answers in one hour.",
+      ),
+    },
+  }),
   Actor: actor,
   Key: obj(keyProperties, 'An API key, never its token or its hash.'),
   KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: '^wsk_[A-Za-z0-9_-]{43,}$', description: 'The token, shown only in this answer: keep it.' } }, 'A new API key and its token.'),

@@ -76,7 +76,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      app.close();
+      await app.close();
       await deps.close();
     },
   };
