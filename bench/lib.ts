@@ -32,6 +32,12 @@ export const BACKEND = EMBEDDED ? 'the embedded default (SQLite, in-memory limit
 
 /** Drops and recreates the bench database, migrated, with one workspace and KEYS keys holding `scopes`. */
 export async function freshDatabase(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
+  await emptyDatabase();
+  return populate(scopes);
+}
+
+/** Drops and recreates the bench database, empty. */
+export async function emptyDatabase(): Promise<void> {
   if (EMBEDDED) {
     const file = RAW_URL.slice('sqlite:'.length);
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
@@ -41,6 +47,10 @@ export async function freshDatabase(scopes: string[]): Promise<{ db: Knex; works
     await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [DATABASE]);
     await server.destroy();
   }
+}
+
+/** Migrates the bench database to this checkout's schema and adds one workspace and KEYS keys holding `scopes`. */
+export async function populate(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
   const config = loadConfig(env);
   const db = createDb(config.database);
   await migrateLatest(db, config.migrationsDirs);
@@ -55,10 +65,13 @@ export interface Server {
   child: ChildProcess;
 }
 
-/** Starts a server script and resolves once it logs the port it listens on (or the `ready` message). */
-export function start(script: string, extra: Record<string, string> = {}, ready?: string): Promise<Server> {
+/**
+ * Starts a server script (of this checkout, or of the one in `dir`) and resolves once it logs
+ * the port it listens on (or the `ready` message).
+ */
+export function start(script: string, extra: Record<string, string> = {}, ready?: string, dir = ROOT_DIR): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), '--import', 'tsx', path.join(ROOT_DIR, script)], { cwd: ROOT_DIR, env: { ...env, LOG_LEVEL: 'info', ...extra } });
+    const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), '--import', 'tsx', path.join(dir, script)], { cwd: dir, env: { ...env, LOG_LEVEL: 'info', ...extra } });
     let out = '';
     const collect = (d: Buffer) => {
       out += d;

@@ -35,12 +35,23 @@ describe('npm start on an empty database', () => {
         rows += page.data.length;
       }
       expect(rows).to.be.at.least(200, 'a few hundred sample rows');
+      // The demo admin's sign-in is printed beside the key, once, and works on the internal API.
+      await waitFor(() => /password: \S+/.test(first.output()), 5000, 'the demo admin banner');
+      const email = /email: +(\S+)/.exec(first.output())?.[1];
+      const password = /password: +(\S+)/.exec(first.output())?.[1];
+      expect(email).to.equal('admin@example.com');
+      const signIn = await api('/internal/v1/session', { method: 'POST', headers: { origin: first.url, 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      expect(signIn.status).to.equal(200);
+      expect(((await signIn.json()) as { user: { role: string } }).user.role).to.equal('admin');
+      // Never into the JSON log stream: the banner is plain text, not a log line.
+      for (const line of first.output().split('\n').filter((l) => l.startsWith('{'))) expect(line).not.to.contain(String(password));
     } finally {
       expect(await first.stop()).to.equal(0);
     }
     const second = await startServer(env);
     try {
       expect(second.output()).not.to.match(/wsk_/, 'no second demo key');
+      expect(second.output()).not.to.contain('password:', 'no second demo admin');
       expect((await (await checkedFetcher(second.url))('/v1/health', { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
     } finally {
       await second.stop();

@@ -1,0 +1,63 @@
+/**
+ * This checkout against another commit, same machine, same database, same moment:
+ * `GET /v1/deals?limit=50` through the whole chain of both servers, in alternating rounds,
+ * medians and spread of each and the ratio this / other. For "the public list must not move".
+ *   git worktree add /tmp/base <commit> && ln -s "$PWD/node_modules" /tmp/base/node_modules
+ *   BENCH_OTHER=/tmp/base npm run bench:ab   [BENCH_DATABASE_URL=sqlite:/tmp/ab.db for the embedded default]
+ * The other checkout's schema must be older or the same: it migrates first and starts, then
+ * this one adds its migrations (an older server ignores newer tables and nullable columns).
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { sampleRow, seededRandom } from '../src/demo/samples.js';
+import { loadConfig } from '../src/config.js';
+import { loadRegistry } from '../src/kernel/registry.js';
+import { BACKEND, DURATION, emptyDatabase, env, fmt, load, populate, ROUNDS, start, type Run } from './lib.js';
+
+const OTHER = process.env.BENCH_OTHER;
+if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
+const ROWS = 10_000;
+
+function migrateOther(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(OTHER as string, 'src/cli/migrate.ts')], { cwd: OTHER, env, stdio: 'inherit' });
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the other checkout's migrate exited ${code}`))));
+  });
+}
+
+await emptyDatabase();
+await migrateOther();
+const other = await start('src/server.ts', {}, undefined, OTHER);
+const { db, workspaceId, tokens } = await populate(['read:deals']);
+const registry = await loadRegistry(loadConfig(env).pluginsDir);
+const deals = registry.byName.get('deal');
+if (!deals) throw new Error('no deal plugin');
+const random = seededRandom(7);
+for (let done = 0; done < ROWS; done += 400) {
+  await db('deals').insert(Array.from({ length: Math.min(400, ROWS - done) }, (_, i) => sampleRow(deals, workspaceId, done + i, new Map(), random, Date.UTC(2025, 0, 1) + (done + i) * 1000)));
+}
+await db.destroy();
+const self = await start('src/server.ts');
+try {
+  const path = '/v1/deals?limit=50';
+  await load(other.url + path, tokens, 3);
+  await load(self.url + path, tokens, 3);
+  const runs: { other: Run[]; self: Run[] } = { other: [], self: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    // Alternate which goes first, so neither always follows the other's garbage.
+    const order = round % 2 === 0 ? (['other', 'self'] as const) : (['self', 'other'] as const);
+    for (const side of order) runs[side].push(await load((side === 'self' ? self : other).url + path, tokens, DURATION));
+    console.log('  round %d: other %s req/s, this %s req/s', round + 1, fmt(runs.other[round]?.rps ?? 0), fmt(runs.self[round]?.rps ?? 0));
+  }
+  const sorted = (xs: Run[]) => xs.map((r) => r.rps).sort((a, b) => a - b);
+  const med = (xs: Run[]) => sorted(xs)[Math.floor(xs.length / 2)] as number;
+  const spread = (xs: Run[]) => `${fmt(sorted(xs)[0] as number)}-${fmt(sorted(xs)[xs.length - 1] as number)}`;
+  console.log('\nGET %s on %s, 50 connections, %d rounds of %ds, alternating', path, BACKEND, ROUNDS, DURATION);
+  console.log('  other (%s)  median %s req/s  (spread %s)', OTHER, fmt(med(runs.other)), spread(runs.other));
+  console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));
+  const ratios = runs.self.map((r, i) => r.rps / (runs.other[i]?.rps ?? 1)).sort((a, b) => a - b);
+  console.log('  ratio this / other  median of medians %s, per round %s', (med(runs.self) / med(runs.other)).toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '));
+} finally {
+  other.child.kill('SIGTERM');
+  self.child.kill('SIGTERM');
+}
