@@ -146,6 +146,18 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       handle: async (input) => ({ body: await webhooks.listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
     },
     {
+      ...reads,
+      method: 'get',
+      path: '/webhooks/{id}/deliveries/{delivery_id}',
+      operationId: 'getWebhookDelivery',
+      summary: 'A delivery and every attempt',
+      description: 'The delivery, and in `attempt_log` each attempt, newest first: when it started, how long it took, the status the receiver answered (or the error) and the first 1 KiB of its answer.',
+      pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
+      success: { status: 200, description: 'The delivery with its attempts.', schema: ref('DeliveryWithAttempts') },
+      errors: NOT_FOUND,
+      handle: async (input) => ({ body: await webhooks.getWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
+    },
+    {
       ...changes,
       method: 'post',
       path: '/webhooks/{id}/deliveries/{delivery_id}/retry',

@@ -16,7 +16,8 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   updated_at: time('When it last changed.'),
 };
 
-const subscription = (properties: Record<string, JsonSchema>, description: string): JsonSchema => ({
+/** An object of exactly these properties, all present. */
+const exact = (properties: Record<string, JsonSchema>, description: string): JsonSchema => ({
   type: 'object',
   description,
   additionalProperties: false,
@@ -24,33 +25,45 @@ const subscription = (properties: Record<string, JsonSchema>, description: strin
   properties,
 });
 
+const deliveryProperties: Record<string, JsonSchema> = {
+  id: { type: 'string', pattern: '^dlv_[0-9a-z]+$' },
+  webhook_id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },
+  event_id: { type: 'string', pattern: '^evt_[0-9a-z]+$', description: 'Also the webhook-id header of every attempt.' },
+  event_type: { type: 'string' },
+  status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+  attempts: { type: 'integer', minimum: 0, description: 'How many attempts were made.' },
+  last_response_status: { type: ['integer', 'null'], description: "The receiver's last HTTP status; null if it never answered." },
+  last_error: { type: ['string', 'null'], description: 'Why the last attempt failed, if it did.' },
+  next_attempt_at: time('When the next attempt is due; null unless pending.', true),
+  created_at: time('When the delivery was created.'),
+  delivered_at: time('When a 2xx arrived; null until then.', true),
+};
+
+const attempt: JsonSchema = {
+  type: 'object',
+  description: 'One attempt to deliver.',
+  additionalProperties: false,
+  required: ['attempt', 'started_at', 'duration_ms', 'response_status', 'error', 'response_excerpt'],
+  properties: {
+    attempt: { type: 'integer', minimum: 1, description: 'Its number: 1 for the first.' },
+    started_at: time('When it started.'),
+    duration_ms: { type: 'integer', minimum: 0, description: 'Until the answer (or the failure).' },
+    response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null if it never answered." },
+    error: { type: ['string', 'null'], description: 'Why it failed (a non-2xx status, a timeout, a refused address ...); null on success.' },
+    response_excerpt: { type: ['string', 'null'], maxLength: 1024, description: "The first 1 KiB of the receiver's answer; null if it never answered." },
+  },
+};
+
 export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
-  Webhook: subscription(subscriptionProperties, 'A webhook subscription. Its secret is never shown again after creation or rotation.'),
-  WebhookWithSecret: subscription(
+  Webhook: exact(subscriptionProperties, 'A webhook subscription. Its secret is never shown again after creation or rotation.'),
+  WebhookWithSecret: exact(
     { ...subscriptionProperties, secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]+$', description: 'Signs the deliveries. Shown only in this answer: keep it.' } },
     'A webhook subscription with its new signing secret.',
   ),
   WebhookCreate: CREATE_SCHEMA,
   WebhookUpdate: UPDATE_SCHEMA,
   WebhookList: pageSchema(ref('Webhook'), 'A page of webhook subscriptions, newest first.'),
-  Delivery: {
-    type: 'object',
-    description: 'One event on its way to one subscription.',
-    additionalProperties: false,
-    required: ['id', 'webhook_id', 'event_id', 'event_type', 'status', 'attempts', 'last_response_status', 'last_error', 'next_attempt_at', 'created_at', 'delivered_at'],
-    properties: {
-      id: { type: 'string', pattern: '^dlv_[0-9a-z]+$' },
-      webhook_id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },
-      event_id: { type: 'string', pattern: '^evt_[0-9a-z]+$', description: 'Also the webhook-id header of every attempt.' },
-      event_type: { type: 'string' },
-      status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-      attempts: { type: 'integer', minimum: 0 },
-      last_response_status: { type: ['integer', 'null'], description: "The receiver's last HTTP status; null if it never answered." },
-      last_error: { type: ['string', 'null'], description: 'Why the last attempt failed, if it did.' },
-      next_attempt_at: time('When the next attempt is due; null unless pending.', true),
-      created_at: time('When the delivery was created.'),
-      delivered_at: time('When a 2xx arrived; null until then.', true),
-    },
-  },
+  Delivery: exact(deliveryProperties, 'One event on its way to one subscription.'),
   DeliveryList: pageSchema(ref('Delivery'), 'A page of deliveries, newest first.'),
+  DeliveryWithAttempts: exact({ ...deliveryProperties, attempt_log: { type: 'array', items: attempt, description: 'Every attempt, newest first.' } }, 'A delivery and every attempt.'),
 };

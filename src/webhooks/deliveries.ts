@@ -99,3 +99,24 @@ export async function retryDelivery(db: Knex, subscriptionId: string, deliveryId
     return { ...row, ...update };
   });
 }
+
+/** One delivery of a subscription with every attempt, newest first: what was sent, when, and what came back. */
+export async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, deliveryId: string) {
+  const row = (await db('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId })) as DeliveryRow | undefined;
+  if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
+  const attempts = (await db('webhook_attempts')
+    .select('attempt', 'started_at', 'duration_ms', 'response_status', 'response_excerpt', 'error')
+    .where({ delivery_id: row.id })
+    .orderBy([{ column: 'attempt', order: 'desc' }, { column: 'id', order: 'desc' }])) as Array<Record<string, unknown>>;
+  return {
+    ...toDelivery(row),
+    attempt_log: attempts.map((a) => ({
+      attempt: asNumber(a.attempt),
+      started_at: iso(a.started_at),
+      duration_ms: asNumber(a.duration_ms),
+      response_status: asNullableNumber(a.response_status),
+      error: (a.error as string | null) ?? null,
+      response_excerpt: (a.response_excerpt as string | null) ?? null,
+    })),
+  };
+}

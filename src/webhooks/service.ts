@@ -10,7 +10,7 @@ import type { Notifier } from '../events/notify.js';
 import { patternErrors } from '../events/patterns.js';
 import { decodeCursor } from '../kernel/cursor.js';
 import { toPage } from '../kernel/keyset.js';
-import { createTestDelivery, listDeliveries, retryDelivery, toDelivery } from './deliveries.js';
+import { createTestDelivery, findDeliveryWithAttempts, listDeliveries, retryDelivery, toDelivery } from './deliveries.js';
 import { bareHost, checkHost, DestinationError, schemeError, type Resolve } from './ssrf.js';
 import { createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscription, updateSubscription, type SubscriptionChanges } from './subscriptions.js';
 
@@ -119,6 +119,11 @@ export async function listWebhookDeliveries(deps: WebhookDeps, who: Acting, id: 
   const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'delivery', '-created_at') : undefined;
   const rows = await listDeliveries(deps.db, subscription.id, query.limit, { ...(after ? { after } : {}), ...(query.status ? { status: query.status } : {}) });
   return toPage(rows, query.limit, newestFirst('delivery'), toDelivery);
+}
+
+export async function getWebhookDelivery(deps: WebhookDeps, who: Acting, id: string, deliveryId: string) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  return findDeliveryWithAttempts(deps.db, subscription.id, deliveryId);
 }
 
 export async function retryWebhookDelivery(deps: WebhookDeps, who: Acting, id: string, deliveryId: string) {

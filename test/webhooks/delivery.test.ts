@@ -141,6 +141,25 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const attempts = (await app.deps.db('webhook_attempts').where({ delivery_id: d!.id }).orderBy('attempt')) as Array<{ response_status: number; response_excerpt: string; duration_ms: number }>;
     expect(attempts.map((a) => a.response_status)).to.deep.equal([500, 500, 200]);
     expect(attempts[0]?.response_excerpt).to.equal('try again');
+    // Over HTTP: the delivery with its three attempts, newest first.
+    const res = await app.request(`/v1/webhooks/${sub.id}/deliveries/${d!.id}`, { token });
+    expect(res.status).to.equal(200);
+    const one = (await res.json()) as { id: string; attempts: number; attempt_log: Array<{ attempt: number; started_at: string; duration_ms: number; response_status: number | null; error: string | null; response_excerpt: string | null }> };
+    expect(one).to.deep.include({ id: d!.id, attempts: 3 });
+    expect(one.attempt_log.map((a) => [a.attempt, a.response_status, a.error, a.response_excerpt])).to.deep.equal([
+      [3, 200, null, 'ok'],
+      [2, 500, 'answered 500', 'try again'],
+      [1, 500, 'answered 500', 'try again'],
+    ]);
+    const starts = one.attempt_log.map((a) => Date.parse(a.started_at));
+    expect(starts).to.deep.equal([...starts].sort((x, y) => y - x));
+    expect(one.attempt_log.every((a) => a.duration_ms >= 0)).to.equal(true);
+    // Another workspace, or another subscription's path, finds nothing.
+    const { token: stranger } = await app.workspaceWithKey();
+    expect((await app.request(`/v1/webhooks/${sub.id}/deliveries/${d!.id}`, { token: stranger })).status).to.equal(404);
+    const other = await subscribe(['lead.created']);
+    expect((await app.request(`/v1/webhooks/${other.id}/deliveries/${d!.id}`, { token })).status).to.equal(404);
+    expect((await app.request(`/v1/webhooks/${sub.id}/deliveries/dlv_nothing`, { token })).status).to.equal(404);
   });
 
   it('counts no answer within the timeout as a failure, and retries', async () => {
