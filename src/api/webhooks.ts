@@ -151,7 +151,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       path: '/webhooks/{id}/deliveries/{delivery_id}',
       operationId: 'getWebhookDelivery',
       summary: 'A delivery and every attempt',
-      description: 'The delivery, and in `attempt_log` each attempt, newest first: when it started, how long it took, the status the receiver answered (or the error) and the first 1 KiB of its answer.',
+      description: 'The delivery, and in `attempts` each attempt (not their number, as in the delivery log), newest first: when it started, how long it took, the status the receiver answered (or the error) and the first 1 KiB of its answer.',
       pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
       success: { status: 200, description: 'The delivery with its attempts.', schema: ref('DeliveryWithAttempts') },
       errors: NOT_FOUND,

@@ -43,10 +43,10 @@ const attempt: JsonSchema = {
   type: 'object',
   description: 'One attempt to deliver.',
   additionalProperties: false,
-  required: ['attempt', 'started_at', 'duration_ms', 'response_status', 'error', 'response_excerpt'],
+  required: ['attempt', 'attempted_at', 'duration_ms', 'response_status', 'error', 'response_excerpt'],
   properties: {
     attempt: { type: 'integer', minimum: 1, description: 'Its number: 1 for the first.' },
-    started_at: time('When it started.'),
+    attempted_at: time('When it started.'),
     duration_ms: { type: 'integer', minimum: 0, description: 'Until the answer (or the failure).' },
     response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null if it never answered." },
     error: { type: ['string', 'null'], description: 'Why it failed (a non-2xx status, a timeout, a refused address ...); null on success.' },
@@ -65,5 +65,8 @@ export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
   WebhookList: pageSchema(ref('Webhook'), 'A page of webhook subscriptions, newest first.'),
   Delivery: exact(deliveryProperties, 'One event on its way to one subscription.'),
   DeliveryList: pageSchema(ref('Delivery'), 'A page of deliveries, newest first.'),
-  DeliveryWithAttempts: exact({ ...deliveryProperties, attempt_log: { type: 'array', items: attempt, description: 'Every attempt, newest first.' } }, 'A delivery and every attempt.'),
+  DeliveryWithAttempts: exact(
+    { ...deliveryProperties, attempts: { type: 'array', items: attempt, description: 'Every attempt, newest first (in the delivery log, `attempts` is their number).' } },
+    'A delivery and every attempt.',
+  ),
 };

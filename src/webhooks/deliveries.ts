@@ -108,11 +108,12 @@ export async function findDeliveryWithAttempts(db: Knex, subscriptionId: string,
     .select('attempt', 'started_at', 'duration_ms', 'response_status', 'response_excerpt', 'error')
     .where({ delivery_id: row.id })
     .orderBy([{ column: 'attempt', order: 'desc' }, { column: 'id', order: 'desc' }])) as Array<Record<string, unknown>>;
+  // API.md section 11: here `attempts` is the list itself (its length is the count the log shows).
   return {
     ...toDelivery(row),
-    attempt_log: attempts.map((a) => ({
+    attempts: attempts.map((a) => ({
       attempt: asNumber(a.attempt),
-      started_at: iso(a.started_at),
+      attempted_at: iso(a.started_at),
       duration_ms: asNumber(a.duration_ms),
       response_status: asNullableNumber(a.response_status),
       error: (a.error as string | null) ?? null,

@@ -144,16 +144,16 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     // Over HTTP: the delivery with its three attempts, newest first.
     const res = await app.request(`/v1/webhooks/${sub.id}/deliveries/${d!.id}`, { token });
     expect(res.status).to.equal(200);
-    const one = (await res.json()) as { id: string; attempts: number; attempt_log: Array<{ attempt: number; started_at: string; duration_ms: number; response_status: number | null; error: string | null; response_excerpt: string | null }> };
-    expect(one).to.deep.include({ id: d!.id, attempts: 3 });
-    expect(one.attempt_log.map((a) => [a.attempt, a.response_status, a.error, a.response_excerpt])).to.deep.equal([
+    const one = (await res.json()) as { id: string; status: string; attempts: Array<{ attempt: number; attempted_at: string; duration_ms: number; response_status: number | null; error: string | null; response_excerpt: string | null }> };
+    expect(one).to.deep.include({ id: d!.id, status: 'succeeded' });
+    expect(one.attempts.map((a) => [a.attempt, a.response_status, a.error, a.response_excerpt])).to.deep.equal([
       [3, 200, null, 'ok'],
       [2, 500, 'answered 500', 'try again'],
       [1, 500, 'answered 500', 'try again'],
     ]);
-    const starts = one.attempt_log.map((a) => Date.parse(a.started_at));
+    const starts = one.attempts.map((a) => Date.parse(a.attempted_at));
     expect(starts).to.deep.equal([...starts].sort((x, y) => y - x));
-    expect(one.attempt_log.every((a) => a.duration_ms >= 0)).to.equal(true);
+    expect(one.attempts.every((a) => a.duration_ms >= 0)).to.equal(true);
     // Another workspace, or another subscription's path, finds nothing.
     const { token: stranger } = await app.workspaceWithKey();
     expect((await app.request(`/v1/webhooks/${sub.id}/deliveries/${d!.id}`, { token: stranger })).status).to.equal(404);
