@@ -1,5 +1,6 @@
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
+import { eventLogRoutes } from './event-log.js';
 import { metaRoutes } from './meta.js';
 import { resourceRoutes } from './resources.js';
 import { webhookRoutes } from './webhooks.js';
@@ -10,6 +11,6 @@ export function publicApi(registry: Registry, document: () => string = () => '{}
     base: '/v1',
     title: 'Workspace API',
     credentials: 'key',
-    routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...metaRoutes(registry, document)],
+    routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...eventLogRoutes(registry), ...metaRoutes(registry, document)],
   };
 }

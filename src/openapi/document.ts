@@ -5,7 +5,7 @@ import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../wire.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
-import { eventSchemas, webhooks, type DeliveryFacts } from './events.js';
+import { eventLogSchemas, eventSchemas, webhooks, type DeliveryFacts } from './events.js';
 import { META_SCHEMAS } from './meta.js';
 import { pathsOf } from './operation.js';
 import { HEADERS, PROBLEM_SCHEMA, ProblemResponses } from './problems.js';
@@ -78,7 +78,7 @@ function tags(registry: Registry): JsonSchema[] {
  */
 export function buildOpenApi(api: Api, registry: Registry, version: string, delivery: DeliveryFacts): JsonSchema {
   const problems = new ProblemResponses();
-  const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry) };
+  const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry), ...eventLogSchemas(registry) };
   for (const resource of registry.resources) Object.assign(schemas, resourceSchemas(resource));
   const paths = pathsOf(api, problems);
 

@@ -2,7 +2,7 @@ import { eventCatalog } from '../events/catalog.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import { ref } from './operation.js';
-import { pascal } from './resources.js';
+import { pageSchema, pascal } from './resources.js';
 
 const SIGNATURE = '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$';
 
@@ -79,6 +79,17 @@ export function eventSchemas(registry: Registry): Record<string, JsonSchema> {
     };
   }
   return schemas;
+}
+
+/** The event log's event (any type of the catalog; each type's exact payload is under `webhooks`) and its page. */
+export function eventLogSchemas(registry: Registry): Record<string, JsonSchema> {
+  const event = envelope('', { type: 'object', description: 'The object after the change, as the resource reads.' }, { type: 'object', description: 'The old values of the fields the change changed.' });
+  const properties = event.properties as Record<string, JsonSchema>;
+  properties.type = { type: 'string', enum: eventCatalog(registry).map((e) => e.name), description: 'The event type; its exact payload is described under `webhooks`.' };
+  return {
+    Event: { ...event, description: 'An event, exactly as it was delivered to webhooks.' },
+    EventLogPage: pageSchema(ref('Event'), 'A page of the event log.'),
+  };
 }
 
 function delivery(type: string, summary: string, description: string, payload: JsonSchema, answers: JsonSchema): JsonSchema {

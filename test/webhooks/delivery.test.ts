@@ -136,6 +136,9 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const got = await receiver.waitFor(3, (r) => r.path === sub.path);
     expect(new Set(got.map((r) => r.id)).size).to.equal(1);
     for (const r of got) verified(sub.secret, r);
+    // The event log serves the very bytes that were signed and delivered.
+    const logged = await app.request(`/v1/event-log/${got[0]?.id}`, { token });
+    expect(await logged.text()).to.equal(got[0]?.body);
     const [d] = await settled(sub.id, 1);
     expect(d).to.deep.include({ status: 'succeeded', attempts: 3, last_response_status: 200, last_error: null });
     const attempts = (await app.deps.db('webhook_attempts').where({ delivery_id: d!.id }).orderBy('attempt')) as Array<{ response_status: number; response_excerpt: string; duration_ms: number }>;

@@ -1,0 +1,86 @@
+import { eventCatalog } from '../events/catalog.js';
+import { eventLogPage, findEvent } from '../events/log.js';
+import { matches, patternErrors } from '../events/patterns.js';
+import { ApiError } from '../errors.js';
+import type { Registry } from '../kernel/registry.js';
+import { caller, type Route, type RouteInput } from '../kernel/route.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
+import { ref } from '../openapi/operation.js';
+
+const JSON_TEXT = 'application/json; charset=utf-8';
+
+/**
+ * The event log (API.md section 11): the workspace's events, each exactly as it was signed and
+ * delivered, narrowed to the resources the key may read (`read:deals` sees `deal.*`).
+ */
+export function eventLogRoutes(registry: Registry): Route[] {
+  const catalog = eventCatalog(registry);
+  const readScope = new Map(registry.resources.map(({ def }) => [def.path.slice(1), def.scopes.read]));
+  /** The catalog's event types this key may read. */
+  const readable = (input: RouteInput) => {
+    const scopes = caller(input).scopes;
+    return catalog.filter((e) => scopes.has(readScope.get(e.resource) ?? '')).map((e) => e.name);
+  };
+  const base = { tag: 'events', access: null } as const;
+  return [
+    {
+      ...base,
+      method: 'get',
+      path: '/event-log',
+      operationId: 'listEventLog',
+      summary: 'The event log',
+      description:
+        'The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: `read:deals` gives `deal.*`.',
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
+          cursor: { type: 'string', minLength: 1, maxLength: 2048 },
+          type: { type: 'string', minLength: 1, maxLength: 1000, description: 'Comma-separated patterns as for webhooks: an event name, `*` or `<resource>.*`.', examples: ['deal.*,invoice.paid'] },
+          since: { type: 'string', format: 'date-time', description: 'Events created at or after this time (RFC 3339).' },
+          until: { type: 'string', format: 'date-time', description: 'Events created before this time (RFC 3339).' },
+          sort: { type: 'string', enum: ['created_at', '-created_at'], default: '-created_at', description: 'Oldest first, or newest first (the default).' },
+        },
+      },
+      success: { status: 200, description: 'A page of events.', schema: ref('EventLogPage') },
+      errors: ['invalid_parameter', 'invalid_cursor'],
+      handle: async (input) => {
+        const query = input.query as { limit: number; cursor?: string; type?: string; since?: string; until?: string; sort: 'created_at' | '-created_at' };
+        let types = readable(input);
+        if (query.type !== undefined) {
+          const patterns = query.type.split(',').map((p) => p.trim());
+          const errors = patternErrors(patterns, catalog).map((e) => ({ parameter: 'type', message: e.message }));
+          if (errors.length > 0) throw new ApiError('invalid_parameter', `type: ${errors.map((e) => e.message).join('; ')}.`, { errors });
+          types = types.filter((t) => matches(patterns, t));
+        }
+        const text = await eventLogPage(input.deps.db, caller(input).workspace.id, {
+          limit: query.limit,
+          types,
+          sort: query.sort,
+          ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+          ...(query.since !== undefined ? { since: Date.parse(query.since) } : {}),
+          ...(query.until !== undefined ? { until: Date.parse(query.until) } : {}),
+        });
+        return { text, type: JSON_TEXT };
+      },
+    },
+    {
+      ...base,
+      method: 'get',
+      path: '/event-log/{id}',
+      operationId: 'getEvent',
+      summary: 'One event',
+      description: 'The event exactly as delivered (the same bytes that were signed); 404 for an event of a resource the key cannot read.',
+      pathParams: { id: { type: 'string', description: 'The event id (`evt_...`), also the `webhook-id` of its deliveries.' } },
+      success: { status: 200, description: 'The event.', schema: ref('Event') },
+      errors: ['invalid_parameter', 'not_found'],
+      handle: async (input) => {
+        const id = String(input.params.id);
+        const text = await findEvent(input.deps.db, caller(input).workspace.id, id, readable(input));
+        if (text === undefined) throw new ApiError('not_found', `No event with id ${id} that this key can read.`);
+        return { text, type: JSON_TEXT };
+      },
+    },
+  ];
+}
