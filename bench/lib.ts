@@ -23,35 +23,45 @@ export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 export const KEYS = 100;
 const DATABASE = 'wsapi_bench';
 
-const dbUrl = new URL(SERVER_URL.href);
-dbUrl.pathname = `/${DATABASE}`;
-const storage: Record<string, string> = EMBEDDED ? { DATABASE_URL: RAW_URL } : { DATABASE_URL: dbUrl.href, REDIS_URL, REDIS_PREFIX: 'wsapi_bench:' };
-export const env = { PATH: process.env.PATH ?? '', ...storage, LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
+/**
+ * Where a bench database lives: `wsapi_bench` (or the SQLite file given), and for a `name`, a
+ * sibling of its own (`wsapi_bench_<name>`, `<file>-<name>`) for a server that must not share
+ * the first one's data.
+ */
+export function storageFor(name = ''): Record<string, string> {
+  if (EMBEDDED) return { DATABASE_URL: name ? `${RAW_URL}-${name}` : RAW_URL };
+  const url = new URL(SERVER_URL.href);
+  url.pathname = `/${DATABASE}${name ? `_${name}` : ''}`;
+  return { DATABASE_URL: url.href, REDIS_URL, REDIS_PREFIX: `wsapi_bench${name ? `_${name}` : ''}:` };
+}
+export const env = { PATH: process.env.PATH ?? '', ...storageFor(), LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
 /** What the figures were measured on. */
 export const BACKEND = EMBEDDED ? 'the embedded default (SQLite, in-memory limiter)' : 'MariaDB + Redis';
 
-/** Drops and recreates the bench database, migrated, with one workspace and KEYS keys holding `scopes`. */
-export async function freshDatabase(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
-  await emptyDatabase();
-  return populate(scopes);
+/** Drops and recreates a bench database (`name`: see storageFor), migrated, with one workspace and KEYS keys holding `scopes`. */
+export async function freshDatabase(scopes: string[], name = ''): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
+  await emptyDatabase(name);
+  return populate(scopes, name);
 }
 
-/** Drops and recreates the bench database, empty. */
-export async function emptyDatabase(): Promise<void> {
+/** Drops and recreates a bench database, empty. */
+export async function emptyDatabase(name = ''): Promise<void> {
+  const url = storageFor(name).DATABASE_URL as string;
   if (EMBEDDED) {
-    const file = RAW_URL.slice('sqlite:'.length);
+    const file = url.slice('sqlite:'.length);
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
   } else {
+    const database = new URL(url).pathname.slice(1);
     const server = knex({ client: 'mysql2', connection: { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || 3306), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) } });
-    await server.raw('DROP DATABASE IF EXISTS ??', [DATABASE]);
-    await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [DATABASE]);
+    await server.raw('DROP DATABASE IF EXISTS ??', [database]);
+    await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
     await server.destroy();
   }
 }
 
-/** Migrates the bench database to this checkout's schema and adds one workspace and KEYS keys holding `scopes`. */
-export async function populate(scopes: string[]): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
-  const config = loadConfig(env);
+/** Migrates a bench database to this checkout's schema and adds one workspace and KEYS keys holding `scopes`. */
+export async function populate(scopes: string[], name = ''): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
+  const config = loadConfig({ ...env, ...storageFor(name) });
   const db = createDb(config.database);
   await migrateLatest(db, config.migrationsDirs);
   const ws = await createWorkspace(db, { name: 'bench', plan: 'enterprise' });

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const demo = await seedDemoIfEmpty(deps, registry);
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
-  const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps) : undefined;
+  const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true }) : undefined;
   const server = createHttpServer(app.koa.callback(), config.http, log);
 
   server.on('error', (err) => {

@@ -22,7 +22,23 @@ export interface Worker {
  * It sleeps when there is nothing to do and wakes on the outbox signal (same process, or
  * Redis pub/sub), or after a short poll.
  */
-export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'>): Worker {
+/** Without a signal from other processes, a separate worker polls this often. */
+const POLL_MS = 100;
+/** With Redis pub/sub, signals cross processes: polling only covers a lost message. */
+const POLL_SIGNALLED_MS = 1000;
+/**
+ * An inline worker hears every write of its own process at once, so with nothing due it
+ * sleeps: this long at most, which bounds the wait for events written by a process that has no
+ * worker of its own and no Redis to tell.
+ */
+export const POLL_INLINE_MS = 5000;
+
+export interface WorkerOptions {
+  /** Runs in a server process (WORKER=inline): the writes it must hear are its own, signalled in process. */
+  inline?: boolean;
+}
+
+export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'>, options: WorkerOptions = {}): Worker {
   const { db, clock, log, config, notifier } = deps;
   const id = `wrk_${randomBytes(6).toString('hex')}`;
   const sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
@@ -103,9 +119,13 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     });
   }
 
-  /** Until the next retry comes due, at most one poll interval (shorter without cross-process signals). */
+  /**
+   * Until the next retry comes due, at most one poll interval: short for a separate worker
+   * that hears nothing, longer with Redis signals, and longest for an inline worker, which an
+   * idle server then barely touches the database for.
+   */
   async function idleFor(): Promise<number> {
-    const poll = notifier.crossProcess() ? 1000 : 100;
+    const poll = options.inline ? POLL_INLINE_MS : notifier.crossProcess() ? POLL_SIGNALLED_MS : POLL_MS;
     const due = await nextDue(db).catch(() => undefined);
     return due === undefined ? poll : Math.min(poll, Math.max(due - clock.now(), 5));
   }
@@ -146,8 +166,8 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
         await sleep(1000);
       }
       if (!running) break;
-      // Busy: go again at once. Idle: sleep until the outbox signal, or poll; slower when
-      // signals cross processes.
+      // Busy: go again at once. Idle: sleep until the outbox signal or the next due retry, or
+      // poll (rarely for an inline worker, which hears its own process's writes).
       if (!busy) await sleep(await idleFor());
     }
   }
