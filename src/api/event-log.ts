@@ -4,7 +4,7 @@ import { matches, patternErrors } from '../events/patterns.js';
 import { ApiError } from '../errors.js';
 import type { Registry } from '../kernel/registry.js';
 import { caller, type Route, type RouteInput } from '../kernel/route.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
+import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
@@ -35,8 +35,7 @@ export function eventLogRoutes(registry: Registry): Route[] {
         type: 'object',
         additionalProperties: false,
         properties: {
-          limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
-          cursor: { type: 'string', minLength: 1, maxLength: 2048 },
+          ...PAGE_PARAMETERS,
           type: { type: 'string', minLength: 1, maxLength: 1000, description: 'Comma-separated patterns as for webhooks: an event name, `*` or `<resource>.*`.', examples: ['deal.*,invoice.paid'] },
           since: { type: 'string', format: 'date-time', description: 'Events created at or after this time (RFC 3339).' },
           until: { type: 'string', format: 'date-time', description: 'Events created before this time (RFC 3339).' },

@@ -2,19 +2,19 @@ import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
 import type { Registry } from '../kernel/registry.js';
 import { who, type Route, type RouteInput } from '../kernel/route.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../kernel/schemas.js';
+import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import type { SubscriptionChanges } from '../webhooks/subscriptions.js';
 import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 import * as webhooks from '../webhooks/service.js';
 
-const page = { limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE }, cursor: { type: 'string', minLength: 1, maxLength: 2048 } };
-const LIST_QUERY = { type: 'object', additionalProperties: false, properties: page };
-const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...page, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } };
+const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS };
+const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } };
 
 const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
 const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };
+const deliveryOf = { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } };
 
 /**
  * Who may use the subscription routes on one door: what reading needs and what changing needs
@@ -152,7 +152,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       operationId: 'getWebhookDelivery',
       summary: 'A delivery and every attempt',
       description: 'The delivery, and in `attempts` each attempt (not their number, as in the delivery log), newest first: when it started, how long it took, the status the receiver answered (or the error) and the first 1 KiB of its answer.',
-      pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
+      pathParams: deliveryOf,
       success: { status: 200, description: 'The delivery with its attempts.', schema: ref('DeliveryWithAttempts') },
       errors: NOT_FOUND,
       handle: async (input) => ({ body: await webhooks.getWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
@@ -164,7 +164,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       operationId: 'retryWebhookDelivery',
       summary: 'Retry a delivery now',
       description: 'A pending delivery is made due now; a finished one (succeeded or failed) gets exactly one more attempt.',
-      pathParams: { ...id, delivery_id: { type: 'string', description: 'The delivery id (`dlv_...`).' } },
+      pathParams: deliveryOf,
       success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
       handle: async (input) => ({ status: 202, body: await webhooks.retryWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),

@@ -47,11 +47,15 @@ const validateKey = ajv.compile({
   },
 });
 
+
+/** A request checked the same way for every door: 422 naming the first field that is wrong (ajv's message). */
 function refuseInvalid(validate: ValidateFunction, input: unknown): void {
   if (validate(input)) return;
   const first = validate.errors?.[0];
-  const where = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : 'input';
-  throw new RefusedError(`${where === 'rate_limit' ? 'rate limit' : where} ${first?.message ?? 'is invalid'}`);
+  const pointer = first?.instancePath || '';
+  const where = pointer ? pointer.slice(1).replace(/\//g, '.') : 'input';
+  const message = first?.message ?? 'is invalid';
+  throw new ApiError('validation_failed', `${where === 'rate_limit' ? 'rate limit' : where} ${message}`, { errors: [{ pointer: pointer || '/', message }] });
 }
 
 export async function findPlan(db: Knex, name: string): Promise<Plan | undefined> {
@@ -98,15 +102,6 @@ export interface KeyRecord {
   revoked_at: string | null;
 }
 
-/** The catalog's scopes and a key's request, checked the same way for every door (ajv's message names the field). */
-function refuseInvalidKey(input: unknown): void {
-  if (validateKey(input)) return;
-  const first = validateKey.errors?.[0];
-  const pointer = first?.instancePath || '';
-  const where = pointer ? pointer.slice(1).replace(/\//g, '.') : 'input';
-  const message = first?.message ?? 'is invalid';
-  throw new ApiError('validation_failed', `${where === 'rate_limit' ? 'rate limit' : where} ${message}`, { errors: [{ pointer: pointer || '/', message }] });
-}
 
 /**
  * Creates a key if the workspace's plan allows it: API access at all, the scopes (a read_only
@@ -116,7 +111,7 @@ function refuseInvalidKey(input: unknown): void {
  * audit entry commits with the key.
  */
 export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, context: AuditContext = OPERATOR, now = Date.now()): Promise<KeyRecord & { token: string }> {
-  refuseInvalidKey(input);
+  refuseInvalid(validateKey, input);
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
   return transaction(db, async (trx) => {

@@ -37,10 +37,15 @@ export function sortValues(resource: Resource): string[] {
 }
 
 /** The list endpoint's query string: anything not named here is refused. */
+/** `limit` and `cursor`: the query parameters of every cursor list. */
+export const PAGE_PARAMETERS: Record<string, JsonSchema> = {
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Page size.' },
+  cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
+};
+
 export function listQuerySchema(resource: Resource): JsonSchema {
   const properties: Record<string, JsonSchema> = {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Page size.' },
-    cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
+    ...PAGE_PARAMETERS,
     sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
     updated_since: { type: 'string', format: 'date-time', description: 'Only objects updated at or after this time (RFC 3339; in a URL write + as %2B).', examples: ['2026-11-21T09:30:00Z'] },
   };

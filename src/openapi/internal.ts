@@ -4,8 +4,8 @@ import type { JsonSchema } from '../kernel/define.js';
 import { int, obj, scopeList, str } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
+import { time } from './webhooks.js';
 
-const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
 const nullableStr = { type: ['string', 'null'] };
 
 const actor = obj(

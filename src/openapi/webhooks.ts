@@ -3,7 +3,8 @@ import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 
-const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
+/** An RFC 3339 time, or null when `nullable`. */
+export const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
 
 const subscriptionProperties: Record<string, JsonSchema> = {
   id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { AuditContext } from '../audit/log.js';
+import type { Who } from '../kernel/route.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import type { Config } from '../config.js';
@@ -33,10 +33,6 @@ export interface Workspace {
   plan: string;
 }
 
-/** The workspace acting and who acts in it (for the audit log): a key on the public API, a person on the internal one. */
-export interface Acting extends AuditContext {
-  workspace: Workspace;
-}
 
 /** Both lists page newest first by (created_at, id). */
 const newestFirst = (resource: string) => ({ resource, sort: '-created_at', column: 'created_at' });
@@ -76,37 +72,37 @@ async function requireWebhookPlan(db: Knex, workspace: Workspace): Promise<void>
   if (!allowsWebhooks(plan)) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
 }
 
-export async function createWebhook(deps: WebhookDeps, who: Acting, body: { url: string; events: string[]; description?: string | null }) {
+export async function createWebhook(deps: WebhookDeps, who: Who, body: { url: string; events: string[]; description?: string | null }) {
   await checkInput(deps, body);
   const { row, secret } = await createSubscription(deps.db, who.workspace.id, body, deps.clock.now(), who);
   return { ...toSubscription(row), secret };
 }
 
-export async function listWebhooks(deps: WebhookDeps, who: Acting, query: { limit: number; cursor?: string }) {
+export async function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
   const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'webhook', '-created_at') : undefined;
   const rows = await listSubscriptions(deps.db, who.workspace.id, query.limit, after);
   return toPage(rows, query.limit, newestFirst('webhook'), toSubscription);
 }
 
-export async function getWebhook(deps: WebhookDeps, who: Acting, id: string) {
+export async function getWebhook(deps: WebhookDeps, who: Who, id: string) {
   return toSubscription(await findSubscription(deps.db, who.workspace.id, id));
 }
 
-export async function updateWebhook(deps: WebhookDeps, who: Acting, id: string, changes: SubscriptionChanges) {
+export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, changes: SubscriptionChanges) {
   await checkInput(deps, changes);
   return toSubscription(await updateSubscription(deps.db, who.workspace.id, id, changes, deps.clock.now(), who));
 }
 
-export async function deleteWebhook(deps: WebhookDeps, who: Acting, id: string): Promise<void> {
+export async function deleteWebhook(deps: WebhookDeps, who: Who, id: string): Promise<void> {
   await deleteSubscription(deps.db, who.workspace.id, id, deps.clock.now(), who);
 }
 
-export async function rotateWebhookSecret(deps: WebhookDeps, who: Acting, id: string) {
+export async function rotateWebhookSecret(deps: WebhookDeps, who: Who, id: string) {
   const { row, secret } = await rotateSecret(deps.db, who.workspace.id, id, deps.clock.now(), who);
   return { ...toSubscription(row), secret };
 }
 
-export async function sendTestEvent(deps: WebhookDeps, who: Acting, id: string) {
+export async function sendTestEvent(deps: WebhookDeps, who: Who, id: string) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   await requireWebhookPlan(deps.db, who.workspace);
   const delivery = await createTestDelivery(deps.db, subscription, deps.config.webhookRetryDelays.length, deps.clock.now());
@@ -114,19 +110,19 @@ export async function sendTestEvent(deps: WebhookDeps, who: Acting, id: string) 
   return toDelivery(delivery);
 }
 
-export async function listWebhookDeliveries(deps: WebhookDeps, who: Acting, id: string, query: { limit: number; cursor?: string; status?: string }) {
+export async function listWebhookDeliveries(deps: WebhookDeps, who: Who, id: string, query: { limit: number; cursor?: string; status?: string }) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'delivery', '-created_at') : undefined;
   const rows = await listDeliveries(deps.db, subscription.id, query.limit, { ...(after ? { after } : {}), ...(query.status ? { status: query.status } : {}) });
   return toPage(rows, query.limit, newestFirst('delivery'), toDelivery);
 }
 
-export async function getWebhookDelivery(deps: WebhookDeps, who: Acting, id: string, deliveryId: string) {
+export async function getWebhookDelivery(deps: WebhookDeps, who: Who, id: string, deliveryId: string) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   return findDeliveryWithAttempts(deps.db, subscription.id, deliveryId);
 }
 
-export async function retryWebhookDelivery(deps: WebhookDeps, who: Acting, id: string, deliveryId: string) {
+export async function retryWebhookDelivery(deps: WebhookDeps, who: Who, id: string, deliveryId: string) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   await requireWebhookPlan(deps.db, who.workspace);
   const delivery = await retryDelivery(deps.db, subscription.id, deliveryId, deps.clock.now());
