@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   });
   server.listen(config.port, config.host, () => {
     const { port } = server.address() as AddressInfo;
-    log.info({ host: config.host, port, database: config.database.client, redis: Boolean(config.redisUrl) }, 'listening');
+    log.info({ host: config.host, port, database: config.database.client, redis: Boolean(config.redisUrl), developer_page: `http://${config.host}:${port}/admin/` }, 'listening');
     if (demo) {
       console.log(
         [
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
           '',
           `Try: curl -H "Authorization: Bearer ${demo.token}" http://${config.host}:${port}/v1/deals?limit=2`,
           '',
-          'The administration area (internal API at /internal/v1) has a demo admin (password shown once):',
+          `The Developer page, http://${config.host}:${port}/admin/, has a demo admin (password shown once):`,
           '',
           `  email:    ${demo.admin.email}`,
           `  password: ${demo.admin.password}`,

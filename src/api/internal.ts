@@ -14,6 +14,8 @@ import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { KEY_CREATE_SCHEMA, SIGN_IN_SCHEMA } from '../openapi/internal.js';
 import { documentRoute } from './meta.js';
+import { eventCatalog, TEST_EVENT, type EventInfo } from '../events/catalog.js';
+import { eventExample } from '../openapi/examples.js';
 import { webhookRoutes } from './webhooks.js';
 
 export const INTERNAL_BASE = '/internal/v1';
@@ -35,8 +37,15 @@ const sessionBody = (input: RouteInput) => {
  * changes need the admin role. Keys and webhooks go through the very functions the admin
  * command and the public API use.
  */
-export function internalApi(registry: Registry, document: () => string = () => '{}'): Api {
+export function internalApi(registry: Registry, document: () => string = () => '{}', publicDocument: () => string = () => '{}'): Api {
   const scopes = scopeCatalog(registry);
+  let events: Array<EventInfo & { example: unknown }> | undefined;
+  // The catalog with each event's example payload, as the public document gives it (read once).
+  const eventsWithExamples = () => {
+    const publicDoc = JSON.parse(publicDocument()) as Record<string, unknown>;
+    events ??= [...eventCatalog(registry), TEST_EVENT].map((e) => ({ ...e, example: eventExample(publicDoc, e.name) }));
+    return events;
+  };
   const catalog = scopes.map((s) => s.name);
   // Ready before the first sign-in with an unknown email, whose answer must take no longer than another's.
   void dummyHash();
@@ -188,6 +197,18 @@ export function internalApi(registry: Registry, document: () => string = () => '
         const data = await listUsage(input.deps.db, signedIn(input).workspace.id, { ...(keyId !== undefined ? { keyId } : {}), since: from, until: to });
         return { body: { data } };
       },
+    },
+    {
+      method: 'get',
+      path: '/events',
+      operationId: 'listEventTypes',
+      summary: 'The event catalog, with example payloads',
+      description: 'Every event type a webhook can subscribe to (and `webhook.test`), with an example payload: the one the public document gives under `webhooks`.',
+      tag: 'webhooks',
+      access: null,
+      success: { status: 200, description: 'The event catalog.', schema: ref('EventTypeList') },
+      errors: ['invalid_parameter'],
+      handle: () => ({ body: { data: eventsWithExamples() } }),
     },
     ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),
     {

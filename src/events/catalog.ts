@@ -6,6 +6,9 @@ export interface EventInfo {
   description: string;
 }
 
+/** The event POST /webhooks/{id}/test sends: not in the catalog (no subscription matches it), always deliverable. */
+export const TEST_EVENT: EventInfo = { name: 'webhook.test', resource: 'webhooks', description: 'A test event, sent by "Send test event" to one subscription only.' };
+
 /** Every event the plugins can emit: created, updated and deleted for each, plus their own. */
 export function eventCatalog(registry: Registry): EventInfo[] {
   const events: EventInfo[] = [];

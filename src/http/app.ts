@@ -9,6 +9,7 @@ import { createLimiter } from '../ratelimit/limiter.js';
 import type { AppContext, AppState, Ctx } from './context.js';
 import { authenticateSession, checkOrigin } from './middleware/session.js';
 import { internalApi, INTERNAL_BASE } from '../api/internal.js';
+import { adminPage, isAdminPage } from './admin-page.js';
 import { accessLog } from './middleware/access-log.js';
 import { meter } from './middleware/meter.js';
 import { UsageMeter } from '../admin/usage.js';
@@ -61,7 +62,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const publicPaths = new Set(api.routes.filter((r) => r.access === 'public').map((r) => `${api.base}${r.path}`));
 
   let internalDocument = '';
-  const internal = internalApi(registry, () => internalDocument);
+  const internal = internalApi(registry, () => internalDocument, () => document);
   internalDocument = JSON.stringify(buildInternalOpenApi(internal, version));
   const internalRouter = newRouter();
   mount(internalRouter, internal, apiDeps);
@@ -84,7 +85,15 @@ export function createApp(deps: Deps, registry: Registry): App {
     internalRouter.allowedMethods(),
   ]);
 
-  const chain = [requestId(), accessLog(deps.log), meter(usage), errorRenderer(deps.log), (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : publicChain(ctx, next))];
+  const page = adminPage();
+
+  const chain = [
+    requestId(),
+    accessLog(deps.log),
+    meter(usage),
+    errorRenderer(deps.log),
+    (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : publicChain(ctx, next)),
+  ];
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
   koa.silent = true;

@@ -5,6 +5,7 @@ import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../wire.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
+import { withExamples } from './examples.js';
 import { eventLogSchemas, eventSchemas, webhooks, type DeliveryFacts } from './events.js';
 import { META_SCHEMAS } from './meta.js';
 import { pathsOf } from './operation.js';
@@ -90,7 +91,7 @@ export function buildOpenApi(api: Api, registry: Registry, version: string, deli
     security: [{ bearerAuth: [] }],
     tags: tags(registry),
     paths,
-    webhooks: webhooks(registry, delivery),
+    webhooks: withExamples(webhooks(registry, delivery), schemas),
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' },

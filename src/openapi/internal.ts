@@ -50,6 +50,17 @@ export const KEY_CREATE_SCHEMA: JsonSchema = {
 /** The internal API's own schemas (API.md section 10); webhooks reuse the public ones. */
 export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   SignIn: SIGN_IN_SCHEMA,
+  EventTypeList: obj({
+    data: {
+      type: 'array',
+      items: obj({
+        name: { type: 'string', examples: ['deal.stage_changed'] },
+        resource: str,
+        description: str,
+        example: { type: 'object', description: 'An example payload, from the public document (`x-payload-example` of the webhook).' },
+      }),
+    },
+  }),
   Session: obj(
     {
       user: obj({ id: { type: 'string', pattern: '^usr_[0-9a-z]+$' }, email: str, name: str, role: { type: 'string', enum: ['admin', 'viewer'] } }),

@@ -9,7 +9,7 @@ export const time = (description: string, nullable = false): JsonSchema => ({ ty
 const subscriptionProperties: Record<string, JsonSchema> = {
   id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },
   url: { type: 'string', format: 'uri' },
-  events: { type: 'array', items: { type: 'string' }, description: 'Patterns: an event name, `*`, or `<resource>.*`.' },
+  events: { type: 'array', items: { type: 'string' }, examples: [['deal.*', 'invoice.paid']], description: 'Patterns: an event name, `*`, or `<resource>.*`.' },
   description: { type: ['string', 'null'] },
   enabled: { type: 'boolean' },
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },

@@ -1,0 +1,317 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createUser } from '../../src/admin/users.js';
+import { createWorkspace } from '../../src/auth/keys.js';
+import { startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
+import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+
+const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3', USAGE_FLUSH_SECONDS: '1' };
+
+describe('the Developer page, in Chromium', function () {
+  this.timeout(60_000);
+  let browser: Browser;
+  let app: TestApp;
+  let worker: Worker;
+  let receiver: Receiver;
+  const contexts: BrowserContext[] = [];
+  let current: Page | undefined;
+
+  before(async function () {
+    const executable = chromiumOrSkip(this);
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    browser = await launchChromium(executable);
+    receiver = await startReceiver();
+    app = await startApp({ env: FAST });
+    worker = startWorker(app.deps);
+  });
+  after(async () => {
+    for (const c of contexts) await c.close();
+    await browser?.close();
+    await worker?.stop();
+    await app?.close();
+    await receiver?.close();
+  });
+
+  /** A user of a new workspace (or of `workspaceId`), and their password. */
+  async function user(options: { plan?: string; role?: 'admin' | 'viewer'; workspaceId?: string } = {}) {
+    const workspaceId = options.workspaceId ?? (await createWorkspace(app.deps.db, { name: `Browser ${options.plan ?? 'pro'}`, plan: options.plan ?? 'pro' })).id;
+    const created = await createUser(app.deps.db, { workspace: workspaceId, email: `browser.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 6)}@example.com`, role: options.role ?? 'admin' });
+    return { workspaceId, email: created.email, password: created.password };
+  }
+
+  /** A fresh browser profile (no cookie) at `width`. */
+  async function newPage(width = 1280): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, baseURL: app.url });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.url });
+    context.setDefaultTimeout(15_000);
+    contexts.push(context);
+    current = await context.newPage();
+    return current;
+  }
+
+  afterEach(async function () {
+    // A failed test leaves a picture of where it stopped, beside the screens.
+    if (this.currentTest?.state === 'failed' && current) await current.screenshot({ path: path.join(SCREENSHOTS, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+  });
+
+  async function signIn(page: Page, email: string, password: string, hash = '') {
+    await page.goto(`/admin/${hash}`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  /** Every screenshot is of a screen whose controls all have an accessible name. */
+  async function shot(page: Page, name: string) {
+    expect(await unlabelled(page), `controls without a name on ${name}`).to.deep.equal([]);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  }
+
+  /** Inputs, selects, buttons and links that a screen reader could not name (by label, aria-label or text). */
+  function unlabelled(page: Page): Promise<string[]> {
+    return page.evaluate(`[...document.querySelectorAll('input, select, textarea, button, a[href], summary')]
+      .filter((el) => {
+        const named = (el.getAttribute('aria-label') || '').trim() || (el.labels && [...el.labels].map((l) => l.textContent).join('').trim()) || (el.matches('button, a, summary') && el.textContent.trim());
+        return !named;
+      })
+      .map((el) => el.outerHTML.slice(0, 80))`) as Promise<string[]>;
+  }
+
+  it('loads under the JavaScript budget and says how fast it became usable', async () => {
+    const page = await newPage();
+    let scriptBytes = 0;
+    page.on('response', async (response) => {
+      if (response.request().resourceType() === 'script') scriptBytes += Number((await response.allHeaders())['content-length'] ?? (await response.body()).length);
+    });
+    const started = Date.now();
+    await page.goto('/admin/');
+    await page.getByLabel('Email').waitFor();
+    const interactiveMs = Date.now() - started;
+    const timing = await page.evaluate('JSON.stringify(performance.getEntriesByType("navigation")[0])');
+    const domInteractive = Math.round((JSON.parse(String(timing)) as { domInteractive: number }).domInteractive);
+    console.log(`      first load: ${(scriptBytes / 1024).toFixed(1)} KiB of JavaScript (compressed), sign-in form usable after ${interactiveMs} ms (DOM interactive at ${domInteractive} ms)`);
+    expect(scriptBytes).to.be.greaterThan(0).and.lessThan(300 * 1024);
+    await shot(page, '01-sign-in');
+  });
+
+  it('works from the keyboard alone: sign in, open a section, create a key', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage();
+    await page.goto('/admin/#/keys');
+    await page.getByLabel('Email').waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(person.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(person.password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('link', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByLabel('Name').focus();
+    await page.keyboard.type('Keyboard key');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    expect(await page.getByRole('checkbox', { name: 'read:clients' }).isChecked()).to.equal(true);
+    await page.getByLabel(/Rate limit/).focus();
+    await page.keyboard.press('Enter');
+    expect(await page.getByRole('textbox', { name: 'Token' }).inputValue()).to.match(/^wsk_/);
+  });
+
+  it('signs in, saying plainly when the password is wrong', async () => {
+    const person = await user();
+    const page = await newPage();
+    await signIn(page, person.email, 'not the password');
+    await page.getByRole('alert').filter({ hasText: 'do not match an account' }).waitFor();
+    await page.getByLabel('Password').fill(person.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    expect(await page.getByText(person.email).count()).to.equal(1);
+  });
+
+  it('creates a key whose token works until it is revoked in the page', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage();
+    await signIn(page, person.email, person.password);
+    await page.getByRole('link', { name: 'Create key' }).click();
+    await page.getByLabel('Name').fill('Browser key');
+    await page.getByRole('checkbox', { name: 'read:deals' }).check();
+    await page.getByRole('checkbox', { name: 'write:deals' }).check();
+    expect(await page.getByLabel(/Rate limit/).inputValue()).to.equal('60');
+    await shot(page, '03-create-key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const tokenField = page.getByRole('textbox', { name: 'Token' });
+    const token = await tokenField.inputValue();
+    expect(token).to.match(/^wsk_/);
+    await page.getByText('will not be shown again').waitFor();
+    await page.getByRole('button', { name: 'Copy token' }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).to.equal(token);
+    await shot(page, '04-token-shown-once');
+
+    expect((await app.request('/v1/health', { token })).status).to.equal(200);
+
+    await page.getByRole('link', { name: 'Done: back to API keys' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Browser key' });
+    await row.getByText('Live').waitFor();
+    await shot(page, '02-keys');
+    await row.getByRole('button', { name: 'Revoke Browser key' }).click();
+    const dialog = page.getByRole('dialog', { name: /Revoke/ });
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByRole('status').filter({ hasText: 'is revoked' }).waitFor();
+    await row.getByText(/Revoked/).waitFor();
+    expect((await app.request('/v1/health', { token })).status).to.equal(401);
+  });
+
+  it("shows a key's requests per hour, the rate-limited ones apart", async () => {
+    const { workspaceId, keyId, token } = await app.workspaceWithKey({ rateLimit: 2 });
+    for (let i = 0; i < 5; i += 1) await app.request('/v1/health', { token });
+    const person = await user({ workspaceId });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, `#/keys/${keyId}`);
+    await page.getByRole('heading', { name: 'Requests' }).waitFor();
+    // The meter writes every few seconds: reload until the counts are there.
+    await waitFor(async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Requests' }).waitFor();
+      return (await page.getByText('5 requests in the last 7 days, 3 of them rate limited').count()) > 0;
+    }, 20_000, 'the usage counts on the page');
+    expect(await page.getByRole('img', { name: /5 requests in the last 7 days, 3 of them rate limited/ }).count()).to.equal(1);
+    await shot(page, '05-key-usage');
+  });
+
+  it('offers no write scope on a read_only plan, and says why', async () => {
+    const person = await user({ plan: 'starter' });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, '#/keys/new');
+    await page.getByRole('heading', { name: 'Create key' }).waitFor();
+    expect(await page.getByRole('checkbox', { name: 'write:deals' }).isDisabled()).to.equal(true);
+    expect(await page.getByRole('checkbox', { name: 'read:deals' }).isEnabled()).to.equal(true);
+    await page.getByText(/allows read access only/).waitFor();
+  });
+
+  it('creates a webhook, shows its deliveries and attempts, retries a failed one, and rotates its secret', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, '#/webhooks');
+    await page.getByRole('link', { name: 'Create webhook' }).click();
+    await page.getByLabel('URL').fill(`${receiver.url}/browser`);
+    await page.getByRole('checkbox', { name: 'Every deal event (deal.*)' }).check();
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Secret' }).inputValue();
+    expect(secret).to.match(/^whsec_/);
+    receiver.secrets.set('/browser', [secret]);
+    await page.getByRole('link', { name: 'Go to the webhook' }).click();
+
+    // A test event, delivered.
+    receiver.respond = () => ({ status: 200, body: 'fine' });
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByRole('status').filter({ hasText: 'A test event is queued' }).waitFor();
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    await deliveries.getByText('succeeded').waitFor();
+    await shot(page, '07-webhook');
+
+    // The receiver fails: every attempt shows its status.
+    receiver.respond = () => ({ status: 500, body: 'receiver is down' });
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByLabel('Status').selectOption('failed');
+    await deliveries.getByText('failed').first().waitFor({ timeout: 20_000 });
+    await deliveries.getByRole('link', { name: /Delivery dlv_\w+ details/ }).first().click();
+    await page.getByRole('heading', { name: /Delivery dlv_/ }).waitFor();
+    const attempts = page.getByRole('region', { name: 'Attempts' });
+    await attempts.getByRole('row').filter({ hasText: 'receiver is down' }).nth(2).waitFor();
+    expect(await attempts.getByRole('row').filter({ hasText: 'answered 500' }).count()).to.equal(3);
+    await shot(page, '08-delivery-failed');
+
+    // Fixed: Retry succeeds.
+    receiver.respond = () => ({ status: 200, body: 'back' });
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.getByText('succeeded').first().waitFor({ timeout: 20_000 });
+    await attempts.getByRole('row').filter({ hasText: 'back' }).waitFor();
+    expect(await attempts.getByRole('row').count()).to.equal(5);
+
+    // Rotate: the next delivery carries both signatures, and each verifies.
+    await page.getByRole('link', { name: '← The webhook' }).click();
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await page.getByRole('textbox', { name: 'Secret' }).inputValue();
+    expect(rotated).to.match(/^whsec_/).and.not.equal(secret);
+    receiver.secrets.set('/browser', [secret, rotated]);
+    const before = receiver.received.length;
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    const [delivered] = (await receiver.waitFor(before + 1)).slice(before);
+    expect(String(delivered?.headers['webhook-signature']).split(' ')).to.have.length(2);
+    // standardwebhooks accepts a delivery when any of its signatures matches: each secret alone must.
+    expect(verified(secret, delivered!).type).to.equal('webhook.test');
+    expect(verified(rotated, delivered!).type).to.equal('webhook.test');
+    expect(receiver.rejected).to.deep.equal([]);
+  });
+
+  it('lists the events with an example payload, and the audit log filtered by action', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, '#/events');
+    await page.getByRole('heading', { name: 'deal.stage_changed' }).waitFor();
+    await page.getByText('Example payload of deal.stage_changed').click();
+    await page.getByText('"type": "deal.stage_changed"').waitFor();
+    await shot(page, '09-events');
+
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await page.getByRole('cell', { name: 'user.signed_in' }).first().waitFor();
+    await page.getByLabel('Action').selectOption('key.created');
+    await page.getByText('Nothing recorded for key.created').waitFor();
+    await shot(page, '10-audit-log');
+  });
+
+  it('offers a viewer no control that changes anything', async () => {
+    const owner = await user({ plan: 'pro' });
+    const viewer = await user({ workspaceId: owner.workspaceId, role: 'viewer' });
+    await app.addKey(owner.workspaceId, ['read:deals']);
+    const page = await newPage();
+    await signIn(page, viewer.email, viewer.password, '#/keys');
+    await page.getByRole('row').filter({ hasText: 'another key' }).waitFor();
+    await page.getByText('You have viewer access').waitFor();
+    expect(await page.getByRole('link', { name: 'Create key' }).count()).to.equal(0);
+    expect(await page.getByRole('button', { name: /Revoke/ }).count()).to.equal(0);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Create webhook' }).count()).to.equal(0);
+    await shot(page, '11-viewer');
+  });
+
+  it('returns to sign-in when the session ends, then to where the person was', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, '#/audit');
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await app.deps.db('sessions').where({ user_id: (await app.deps.db('users').where({ email: person.email }).first()).id }).delete();
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByText('Your session has ended').waitFor();
+    await page.getByLabel('Email').fill(person.email);
+    await page.getByLabel('Password').fill(person.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+  });
+
+  it('signs out, and the back button does not show the keys again', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage(390);
+    await signIn(page, person.email, person.password, '#/keys');
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await shot(page, '06-keys-phone-width');
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out').waitFor();
+    await page.goBack();
+    expect(page.url()).to.match(/#\/keys$/);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'API keys' }).count()).to.equal(0);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'API keys' }).count()).to.equal(0);
+  });
+});

@@ -1,0 +1,139 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, must, onSignedOut, type Session } from './api';
+import { AuditPage } from './pages/audit';
+import { EventsPage } from './pages/events';
+import { KeyPage, KeysPage, NewKeyPage } from './pages/keys';
+import { SignIn } from './pages/sign-in';
+import { DeliveryPage, NewWebhookPage, WebhookPage, WebhooksPage } from './pages/webhooks';
+import { ProblemView } from './ui';
+
+/** The page's place: the URL's fragment (`#/keys/key_...`), so the server serves one document. */
+function useRoute(): string[] {
+  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  const [route, setRoute] = useState(read);
+  useEffect(() => {
+    const changed = () => {
+      setRoute(read());
+      document.getElementById('main')?.focus();
+    };
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return route;
+}
+
+const SECTIONS = [
+  { path: 'keys', label: 'API keys' },
+  { path: 'webhooks', label: 'Webhooks' },
+  { path: 'events', label: 'Events' },
+  { path: 'audit', label: 'Audit log' },
+];
+
+function Page({ route, session }: { route: string[]; session: Session }) {
+  const admin = session.user.role === 'admin';
+  const [section = 'keys', id, sub, subId] = route;
+  if (section === 'keys') {
+    if (id === 'new') return <NewKeyPage admin={admin} />;
+    if (id) return <KeyPage id={id} admin={admin} />;
+    return <KeysPage admin={admin} />;
+  }
+  if (section === 'webhooks') {
+    if (id === 'new') return <NewWebhookPage admin={admin} />;
+    if (id && sub === 'deliveries' && subId) return <DeliveryPage webhookId={id} deliveryId={subId} admin={admin} />;
+    if (id) return <WebhookPage id={id} admin={admin} />;
+    return <WebhooksPage admin={admin} />;
+  }
+  if (section === 'events') return <EventsPage />;
+  if (section === 'audit') return <AuditPage />;
+  return (
+    <>
+      <h1>Not found</h1>
+      <p>
+        There is no page here. <a href="#/keys">Go to API keys</a>.
+      </p>
+    </>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  // undefined: not known yet; null: signed out.
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [reason, setReason] = useState<string | null>(null);
+  const [problem, setProblem] = useState<unknown>(null);
+
+  useEffect(() => {
+    onSignedOut(() => {
+      setSession(null);
+      setReason('Your session has ended. Sign in again to go back to where you were.');
+    });
+    api.GET('/session').then(
+      ({ data }) => setSession(data ?? null),
+      (error: unknown) => {
+        setProblem(error);
+        setSession(null);
+      },
+    );
+  }, []);
+
+  const signOut = async () => {
+    try {
+      await must(api.DELETE('/session'));
+    } catch (error) {
+      setProblem(error);
+      return;
+    }
+    setSession(null);
+    setReason('You are signed out.');
+    // The page a person left is not kept in the history's current entry.
+    history.replaceState(null, '', '#/');
+  };
+
+  if (session === undefined) return <p role="status">Loading…</p>;
+  if (session === null) {
+    return (
+      <SignIn
+        reason={reason}
+        onSignedIn={(s) => {
+          setSession(s);
+          setReason(null);
+        }}
+      />
+    );
+  }
+  const [section = 'keys'] = route;
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
+      <header>
+        <p class="brand">Workspace API · Developer</p>
+        <p class="who">
+          {session.workspace.name} ({session.workspace.plan}) · {session.user.email} · {session.user.role}
+        </p>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Developer">
+        <ul>
+          {SECTIONS.map((s) => (
+            <li key={s.path}>
+              <a href={`#/${s.path}`} aria-current={section === s.path ? 'page' : undefined}>
+                {s.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        <ProblemView problem={problem} />
+        <Page route={route} session={session} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

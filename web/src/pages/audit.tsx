@@ -1,0 +1,92 @@
+import { useState } from 'preact/hooks';
+import type { paths } from '../../generated/internal-api';
+import { api, must, type Schemas } from '../api';
+import { ProblemView, Table, useAction, useLoad, when } from '../ui';
+
+type Entry = Schemas['AuditEntry'];
+type Action = NonNullable<paths['/audit-log']['get']['parameters']['query']>['action'];
+
+const ACTIONS = ['key.created', 'key.revoked', 'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated', 'webhook.disabled', 'user.signed_in', 'user.sign_in_failed', 'workspace.plan_changed'] as const satisfies ReadonlyArray<NonNullable<Action>>;
+// An action the document names and this list does not fails the build.
+const everyAction: [Exclude<NonNullable<Action>, (typeof ACTIONS)[number]>] extends [never] ? true : never = true;
+void everyAction;
+
+/** The audit log, newest first, filtered by action. */
+export function AuditPage() {
+  const [action, setAction] = useState<Action>(undefined);
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const query = (next?: string) => must(api.GET('/audit-log', { params: { query: { limit: 50, ...(action ? { action } : {}), ...(next ? { cursor: next } : {}) } } }));
+  const { problem } = useLoad(async () => {
+    const page = await query();
+    setEntries(page.data);
+    setCursor(page.next_cursor);
+    return page;
+  }, [action]);
+  const more = useAction();
+  return (
+    <>
+      <h1>Audit log</h1>
+      <label>
+        Action
+        <select value={action ?? ''} onChange={(e) => setAction((e.currentTarget.value || undefined) as Action)}>
+          <option value="">All actions</option>
+          {ACTIONS.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ProblemView problem={problem} />
+      {entries.length === 0 && !problem && <p>Nothing recorded{action ? ` for ${action}` : ''}.</p>}
+      {entries.length > 0 && (
+        <Table caption="Audit log">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Address</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((e) => (
+              <tr key={e.id}>
+                <td>{when(e.at)}</td>
+                <td>
+                  {e.actor.label} <span class="muted">({e.actor.type})</span>
+                </td>
+                <td>{e.action}</td>
+                <td>{e.target.id ?? e.target.type}</td>
+                <td>{e.ip ?? '—'}</td>
+                <td>
+                  <code>{JSON.stringify(e.details)}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+      {cursor && (
+        <button
+          type="button"
+          disabled={more.busy}
+          onClick={() =>
+            void more.run(async () => {
+              const page = await query(cursor);
+              setEntries((all) => [...all, ...page.data]);
+              setCursor(page.next_cursor);
+              return null;
+            })
+          }
+        >
+          Show older entries
+        </button>
+      )}
+      <ProblemView problem={more.problem} />
+    </>
+  );
+}

@@ -1,0 +1,306 @@
+import { useState } from 'preact/hooks';
+import { api, must, type Schemas } from '../api';
+import { UsageChart } from '../chart';
+import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when } from '../ui';
+
+type Key = Schemas['Key'];
+
+/** The key's state in a word. */
+const status = (key: Key) => (key.revoked_at ? `Revoked ${when(key.revoked_at)}` : 'Live');
+
+/** "Revoke" with its confirmation; `onRevoked` after the server has revoked it. */
+function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const action = useAction();
+  const revoke = () =>
+    action.run(async () => {
+      await must(api.DELETE('/keys/{id}', { params: { path: { id: apiKey.id } } }));
+      setOpen(false);
+      onRevoked(`Key “${apiKey.name}” (${apiKey.prefix}) is revoked: every request with it is refused from now on.`);
+      return null;
+    });
+  return (
+    <>
+      <button type="button" class="danger" aria-label={`Revoke ${apiKey.name}`} onClick={() => setOpen(true)}>
+        Revoke
+      </button>
+      <Confirm open={open} title={`Revoke “${apiKey.name}”?`} confirm="Revoke key" onConfirm={() => void revoke()} onCancel={() => setOpen(false)}>
+        <p>
+          Every request with <code>{apiKey.prefix}…</code> will be refused (401) at once. This cannot be undone: a program that uses it needs a new key.
+        </p>
+        <ProblemView problem={action.problem} />
+      </Confirm>
+    </>
+  );
+}
+
+/** "3 of 20 keys", from the plan. */
+function KeyCap() {
+  const { data } = useLoad(() => must(api.GET('/workspace')), []);
+  if (!data) return null;
+  return (
+    <p>
+      {data.usage.live_keys} of {data.plan.max_keys} keys on the {data.plan.name} plan.
+    </p>
+  );
+}
+
+export function KeysPage({ admin }: { admin: boolean }) {
+  const [pages, setPages] = useState<Key[][]>([]);
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
+  const { problem } = useLoad(async () => {
+    const page = await must(api.GET('/keys', { params: { query: { limit: 50 } } }));
+    setPages([page.data]);
+    setCursor(page.next_cursor);
+    return page;
+  }, [round]);
+  const more = useAction();
+  const loadMore = () =>
+    more.run(async () => {
+      const page = await must(api.GET('/keys', { params: { query: { limit: 50, ...(cursor ? { cursor } : {}) } } }));
+      setPages((p) => [...p, page.data]);
+      setCursor(page.next_cursor);
+      return null;
+    });
+  const keys = pages.flat();
+  return (
+    <>
+      <h1>API keys</h1>
+      <KeyCap key={round} />
+      {admin ? (
+        <p>
+          <a class="button" href="#/keys/new">
+            Create key
+          </a>
+        </p>
+      ) : (
+        <ViewerNote />
+      )}
+      <Notice text={notice} />
+      <ProblemView problem={problem} />
+      {keys.length === 0 && !problem ? (
+        <p>No keys yet.</p>
+      ) : (
+        <Table caption="API keys">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Rate limit</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+              {admin && <th scope="col">Actions</th>}
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((key) => (
+              <tr key={key.id} class={key.revoked_at ? 'revoked' : undefined}>
+                <td>
+                  <a href={`#/keys/${key.id}`}>{key.name}</a>
+                </td>
+                <td>
+                  <code>{key.prefix}…</code>
+                </td>
+                <td>{key.scopes.join(', ')}</td>
+                <td>{key.rate_limit}/min</td>
+                <td>{when(key.created_at)}</td>
+                <td>{when(key.last_used_at)}</td>
+                <td>{status(key)}</td>
+                {admin && (
+                  <td>
+                    {!key.revoked_at && (
+                      <RevokeButton
+                        apiKey={key}
+                        onRevoked={(message) => {
+                          setNotice(message);
+                          setRound((r) => r + 1);
+                        }}
+                      />
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+      {cursor && (
+        <button type="button" disabled={more.busy} onClick={() => void loadMore()}>
+          Show more keys
+        </button>
+      )}
+      <ProblemView problem={more.problem} />
+    </>
+  );
+}
+
+export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
+  const [notice, setNotice] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
+  // The key list is the only read of a key: look for it page by page.
+  const key = useLoad(async () => {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await must(api.GET('/keys', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
+      const found = page.data.find((k) => k.id === id);
+      if (found) return found;
+      if (!page.next_cursor) return null;
+      cursor = page.next_cursor;
+    }
+  }, [id, round]);
+  const usage = useLoad(() => must(api.GET('/usage', { params: { query: { key_id: id } } })), [id]);
+  const k = key.data;
+  return (
+    <>
+      <p>
+        <a href="#/keys">← API keys</a>
+      </p>
+      <h1>{k ? `Key “${k.name}”` : 'Key'}</h1>
+      <Notice text={notice} />
+      <ProblemView problem={key.problem} />
+      {k === null && <p>There is no key {id} in this workspace.</p>}
+      {k && (
+        <>
+          <dl class="facts">
+            <dt>Prefix</dt>
+            <dd>
+              <code>{k.prefix}…</code>
+            </dd>
+            <dt>Scopes</dt>
+            <dd>{k.scopes.join(', ')}</dd>
+            <dt>Rate limit</dt>
+            <dd>{k.rate_limit} requests a minute</dd>
+            <dt>Created</dt>
+            <dd>
+              {when(k.created_at)}
+              {k.created_by ? ` by ${k.created_by.label}` : ''}
+            </dd>
+            <dt>Last used</dt>
+            <dd>{when(k.last_used_at)}</dd>
+            <dt>Status</dt>
+            <dd>{status(k)}</dd>
+          </dl>
+          {admin && !k.revoked_at && (
+            <RevokeButton
+              apiKey={k}
+              onRevoked={(message) => {
+                setNotice(message);
+                setRound((r) => r + 1);
+              }}
+            />
+          )}
+          <h2>Requests</h2>
+          <ProblemView problem={usage.problem} />
+          {usage.data && <UsageChart buckets={usage.data.data} now={Date.now()} />}
+        </>
+      )}
+    </>
+  );
+}
+
+/** The scopes grouped by resource, write scopes unavailable (and why) when the plan forbids them. */
+function ScopePicker({ scopes, chosen, onChange, plan }: { scopes: Array<Schemas['ScopeAllowedList']['data'][number]>; chosen: Set<string>; onChange: (next: Set<string>) => void; plan: Schemas['Workspace']['plan'] | undefined }) {
+  const groups = new Map<string, typeof scopes>();
+  for (const s of scopes) groups.set(s.resource, [...(groups.get(s.resource) ?? []), s]);
+  const forbidden = scopes.some((s) => !s.allowed);
+  const toggle = (name: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(name);
+    else next.delete(name);
+    onChange(next);
+  };
+  return (
+    <fieldset>
+      <legend>Scopes</legend>
+      {forbidden && (
+        <p id="scopes-forbidden" class="warning">
+          The {plan?.name ?? 'current'} plan allows {plan?.api_access === 'read_only' ? 'read access only' : 'only some scopes'}: the scopes shown unavailable need a plan with write access. An operator can change the plan.
+        </p>
+      )}
+      <div class="scope-groups">
+        {[...groups].map(([resource, list]) => (
+          <fieldset key={resource} class="scope-group">
+            <legend>{resource}</legend>
+            {list.map((s) => (
+              <label key={s.name} class={s.allowed ? undefined : 'unavailable'}>
+                <input type="checkbox" name="scopes" value={s.name} checked={chosen.has(s.name)} disabled={!s.allowed} aria-describedby={s.allowed ? undefined : 'scopes-forbidden'} onChange={(e) => toggle(s.name, e.currentTarget.checked)} />
+                {s.name}
+                <span class="muted"> {s.description}</span>
+              </label>
+            ))}
+          </fieldset>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+export function NewKeyPage({ admin }: { admin: boolean }) {
+  const scopes = useLoad(() => must(api.GET('/scopes')), []);
+  const workspace = useLoad(() => must(api.GET('/workspace')), []);
+  const [name, setName] = useState('');
+  const [chosen, setChosen] = useState<Set<string>>(new Set());
+  const [rateLimit, setRateLimit] = useState('60');
+  const [created, setCreated] = useState<Schemas['KeyWithToken'] | null>(null);
+  const action = useAction();
+
+  if (!admin) {
+    return (
+      <>
+        <h1>Create key</h1>
+        <ViewerNote />
+      </>
+    );
+  }
+  if (created) {
+    return (
+      <>
+        <h1>Key “{created.name}” created</h1>
+        <ShownOnce label="Token" value={created.token} warning="Copy this token now and keep it somewhere safe: it will not be shown again. Only its prefix is stored in a form that can be read." />
+        <p>
+          Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/v1</code>. Scopes: {created.scopes.join(', ')}; {created.rate_limit} requests a minute.
+        </p>
+        <p>
+          <a href="#/keys">Done: back to API keys</a>
+        </p>
+      </>
+    );
+  }
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void action.run(async () => {
+      if (chosen.size === 0) throw new Error('Choose at least one scope.');
+      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit) } }));
+      setCreated(key);
+      return null;
+    });
+  };
+  return (
+    <>
+      <p>
+        <a href="#/keys">← API keys</a>
+      </p>
+      <h1>Create key</h1>
+      <ProblemView problem={scopes.problem ?? workspace.problem} />
+      <form onSubmit={submit}>
+        <label>
+          Name
+          <input type="text" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. CRM sync" />
+        </label>
+        {scopes.data && <ScopePicker scopes={scopes.data.data} chosen={chosen} onChange={setChosen} plan={workspace.data?.plan} />}
+        <label>
+          Rate limit (requests a minute, 1-6000)
+          <input type="number" required min={1} max={6000} step={1} value={rateLimit} onInput={(e) => setRateLimit(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Creating…' : 'Create key'}
+        </button>
+      </form>
+      <ProblemView problem={action.problem instanceof Error && !('code' in action.problem) ? action.problem.message : action.problem} />
+    </>
+  );
+}

@@ -1,0 +1,447 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, must, type Schemas } from '../api';
+import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when } from '../ui';
+
+type Webhook = Schemas['Webhook'];
+type Delivery = Schemas['Delivery'];
+type EventType = Schemas['EventTypeList']['data'][number];
+
+const STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+/** How long a list keeps looking for news after an action: a queued event may take a moment to appear. */
+const WATCH_MS = 30_000;
+
+/** Loads again every `ms` while `active` says there is something still moving. */
+function usePolling(reload: () => void, active: boolean, ms = 1500) {
+  useEffect(() => {
+    if (!active) return;
+    const timer = setInterval(reload, ms);
+    return () => clearInterval(timer);
+  }, [active]);
+}
+
+/** True until WATCH_MS after `deps` last changed. */
+function useWatching(deps: unknown[]): boolean {
+  const [until, setUntil] = useState(0);
+  useEffect(() => setUntil(Date.now() + WATCH_MS), deps);
+  return Date.now() < until;
+}
+
+/** The state of a subscription's last deliveries, in words. */
+function LastDeliveries({ id }: { id: string }) {
+  const { data, problem } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 5 } } })), [id]);
+  if (problem) return <span class="muted">unknown</span>;
+  if (!data) return <span class="muted">…</span>;
+  if (data.data.length === 0) return <span class="muted">none yet</span>;
+  return (
+    <ul class="badges">
+      {data.data.map((d) => (
+        <li key={d.id} class={`badge ${d.status}`}>
+          {d.event_type}: {d.status}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function WebhooksPage({ admin }: { admin: boolean }) {
+  const { data, problem } = useLoad(() => must(api.GET('/webhooks', { params: { query: { limit: 100 } } })), []);
+  return (
+    <>
+      <h1>Webhooks</h1>
+      {admin ? (
+        <p>
+          <a class="button" href="#/webhooks/new">
+            Create webhook
+          </a>
+        </p>
+      ) : (
+        <ViewerNote />
+      )}
+      <ProblemView problem={problem} />
+      {data && data.data.length === 0 && <p>No webhooks yet.</p>}
+      {data && data.data.length > 0 && (
+        <Table caption="Webhooks">
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">Events</th>
+              <th scope="col">Enabled</th>
+              <th scope="col">Last deliveries</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.data.map((w) => (
+              <tr key={w.id}>
+                <td>
+                  <a href={`#/webhooks/${w.id}`}>{w.url}</a>
+                  {w.description && <div class="muted">{w.description}</div>}
+                </td>
+                <td>{w.events.join(', ')}</td>
+                <td>{w.enabled ? 'Yes' : `No${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`}</td>
+                <td>
+                  <LastDeliveries id={w.id} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+    </>
+  );
+}
+
+/** Patterns from the catalog: `*`, `<resource>.*` and each exact name. */
+function EventPicker({ events, chosen, onChange }: { events: EventType[]; chosen: Set<string>; onChange: (next: Set<string>) => void }) {
+  const resources = [...new Set(events.filter((e) => e.name !== 'webhook.test').map((e) => e.name.split('.')[0] ?? ''))];
+  const toggle = (name: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(name);
+    else next.delete(name);
+    onChange(next);
+  };
+  const box = (name: string, label: string) => (
+    <label key={name}>
+      <input type="checkbox" name="events" value={name} checked={chosen.has(name)} onChange={(e) => toggle(name, e.currentTarget.checked)} />
+      {label}
+    </label>
+  );
+  return (
+    <fieldset>
+      <legend>Events</legend>
+      {box('*', 'Every event (*)')}
+      <div class="scope-groups">
+        {resources.map((r) => (
+          <fieldset key={r} class="scope-group">
+            <legend>{r}</legend>
+            {box(`${r}.*`, `Every ${r} event (${r}.*)`)}
+            {events.filter((e) => e.name.startsWith(`${r}.`)).map((e) => box(e.name, e.name))}
+          </fieldset>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: { url: string; events: string[]; description: string | null }) => void; busy: boolean }) {
+  const catalog = useLoad(() => must(api.GET('/events')), []);
+  const [url, setUrl] = useState(initial?.url ?? '');
+  const [description, setDescription] = useState(initial?.description ?? '');
+  const [events, setEvents] = useState<Set<string>>(new Set(initial?.events ?? []));
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null });
+      }}
+    >
+      <label>
+        URL
+        <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/hooks/workspace" />
+      </label>
+      <label>
+        Description (optional)
+        <input type="text" maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+      </label>
+      <ProblemView problem={catalog.problem} />
+      {catalog.data && <EventPicker events={catalog.data.data} chosen={events} onChange={setEvents} />}
+      <button type="submit" disabled={busy}>
+        {submitLabel}
+      </button>
+    </form>
+  );
+}
+
+export function NewWebhookPage({ admin }: { admin: boolean }) {
+  const [created, setCreated] = useState<Schemas['WebhookWithSecret'] | null>(null);
+  const action = useAction();
+  if (!admin) {
+    return (
+      <>
+        <h1>Create webhook</h1>
+        <ViewerNote />
+      </>
+    );
+  }
+  if (created) {
+    return (
+      <>
+        <h1>Webhook created</h1>
+        <p>
+          Deliveries to <code>{created.url}</code> are signed with this secret (Standard Webhooks: <code>webhook-signature</code>).
+        </p>
+        <ShownOnce label="Secret" value={created.secret} warning="Copy this secret now: it will not be shown again. Your receiver needs it to verify each delivery." />
+        <p>
+          <a href={`#/webhooks/${created.id}`}>Go to the webhook</a>
+        </p>
+      </>
+    );
+  }
+  return (
+    <>
+      <p>
+        <a href="#/webhooks">← Webhooks</a>
+      </p>
+      <h1>Create webhook</h1>
+      <WebhookForm
+        submitLabel="Create webhook"
+        busy={action.busy}
+        onSubmit={(body) =>
+          void action.run(async () => {
+            setCreated(await must(api.POST('/webhooks', { body })));
+            return null;
+          })
+        }
+      />
+      <ProblemView problem={action.problem} />
+    </>
+  );
+}
+
+function Deliveries({ id, round }: { id: string; round: number }) {
+  const [status, setStatus] = useState<'' | (typeof STATUSES)[number]>('');
+  const { data, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}) } } })), [id, status, round]);
+  const watching = useWatching([id, status, round]);
+  usePolling(reload, watching || (data?.data.some((d) => d.status === 'pending') ?? false));
+  return (
+    <section>
+      <h2>Deliveries</h2>
+      <div class="toolbar">
+        <label>
+          Status
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as typeof status)}>
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={reload}>
+          Refresh deliveries
+        </button>
+      </div>
+      <ProblemView problem={problem} />
+      {data && data.data.length === 0 && <p>No deliveries{status ? ` with status ${status}` : ''}.</p>}
+      {data && data.data.length > 0 && (
+        <Table caption="Deliveries">
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last answer</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.data.map((d: Delivery) => (
+              <tr key={d.id}>
+                <td>{when(d.created_at)}</td>
+                <td>{d.event_type}</td>
+                <td>
+                  <span class={`badge ${d.status}`}>{d.status}</span>
+                </td>
+                <td>{d.attempts}</td>
+                <td>{d.last_response_status ?? d.last_error ?? '—'}</td>
+                <td>
+                  <a href={`#/webhooks/${id}/deliveries/${d.id}`} aria-label={`Delivery ${d.id} details`}>
+                    {d.id}
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+    </section>
+  );
+}
+
+export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
+  const [round, setRound] = useState(0);
+  const { data: hook, problem } = useLoad(() => must(api.GET('/webhooks/{id}', { params: { path: { id } } })), [id, round]);
+  const [editing, setEditing] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const action = useAction();
+  const changed = () => setRound((r) => r + 1);
+  const patch = (body: Schemas['WebhookUpdate'], message: string) =>
+    action.run(async () => {
+      await must(api.PATCH('/webhooks/{id}', { params: { path: { id } }, body }));
+      setEditing(false);
+      changed();
+      return message;
+    });
+  return (
+    <>
+      <p>
+        <a href="#/webhooks">← Webhooks</a>
+      </p>
+      <h1>Webhook {hook ? hook.url : id}</h1>
+      <ProblemView problem={problem} />
+      <Notice text={action.notice} />
+      <ProblemView problem={action.problem} />
+      {secret && <ShownOnce label="Secret" value={secret} warning="Copy the new secret now: it will not be shown again. For 24 hours deliveries are signed with both the old and the new secret, so your receiver can switch without losing any." />}
+      {hook && (
+        <>
+          <dl class="facts">
+            <dt>Events</dt>
+            <dd>{hook.events.join(', ')}</dd>
+            <dt>Description</dt>
+            <dd>{hook.description ?? '—'}</dd>
+            <dt>Enabled</dt>
+            <dd>{hook.enabled ? 'Yes' : `No${hook.disabled_reason ? ` (disabled: ${hook.disabled_reason})` : ''}`}</dd>
+            <dt>Created</dt>
+            <dd>{when(hook.created_at)}</dd>
+          </dl>
+          {admin ? (
+            <div class="actions">
+              <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
+                Edit
+              </button>
+              <button type="button" disabled={action.busy} onClick={() => void patch({ enabled: !hook.enabled }, hook.enabled ? 'Disabled: no event is delivered to it until it is enabled again.' : 'Enabled: new events are delivered to it.')}>
+                {hook.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={() =>
+                  void action.run(async () => {
+                    const rotated = await must(api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } }));
+                    setSecret(rotated.secret);
+                    return 'The secret is rotated.';
+                  })
+                }
+              >
+                Rotate secret
+              </button>
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={() =>
+                  void action.run(async () => {
+                    const delivery = await must(api.POST('/webhooks/{id}/test', { params: { path: { id } } }));
+                    changed();
+                    return `A test event is queued (delivery ${delivery.id}); its outcome appears under Deliveries.`;
+                  })
+                }
+              >
+                Send test event
+              </button>
+              <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>
+                Delete
+              </button>
+            </div>
+          ) : (
+            <ViewerNote />
+          )}
+          {admin && editing && <WebhookForm initial={hook} submitLabel="Save changes" busy={action.busy} onSubmit={(body) => void patch(body, 'Saved.')} />}
+          <Confirm
+            open={confirmDelete}
+            title="Delete this webhook?"
+            confirm="Delete webhook"
+            onCancel={() => setConfirmDelete(false)}
+            onConfirm={() =>
+              void action.run(async () => {
+                await must(api.DELETE('/webhooks/{id}', { params: { path: { id } } }));
+                setConfirmDelete(false);
+                location.hash = '#/webhooks';
+                return null;
+              })
+            }
+          >
+            <p>No more events are delivered to {hook.url}, and its pending deliveries are dropped.</p>
+          </Confirm>
+          <Deliveries id={id} round={round} />
+        </>
+      )}
+    </>
+  );
+}
+
+export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: string; deliveryId: string; admin: boolean }) {
+  const { data: d, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries/{delivery_id}', { params: { path: { id: webhookId, delivery_id: deliveryId } } })), [webhookId, deliveryId]);
+  const action = useAction();
+  const watching = useWatching([action.notice]);
+  usePolling(reload, watching || d?.status === 'pending');
+  return (
+    <>
+      <p>
+        <a href={`#/webhooks/${webhookId}`}>← The webhook</a>
+      </p>
+      <h1>Delivery {deliveryId}</h1>
+      <ProblemView problem={problem} />
+      {d && (
+        <>
+          <dl class="facts">
+            <dt>Event</dt>
+            <dd>
+              {d.event_type} ({d.event_id})
+            </dd>
+            <dt>Status</dt>
+            <dd>
+              <span class={`badge ${d.status}`}>{d.status}</span>
+            </dd>
+            <dt>Created</dt>
+            <dd>{when(d.created_at)}</dd>
+            <dt>Delivered</dt>
+            <dd>{when(d.delivered_at)}</dd>
+            <dt>Next attempt</dt>
+            <dd>{when(d.next_attempt_at)}</dd>
+          </dl>
+          {admin && (
+            <div class="actions">
+              <button
+                type="button"
+                disabled={action.busy}
+                onClick={() =>
+                  void action.run(async () => {
+                    await must(api.POST('/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id: webhookId, delivery_id: deliveryId } } }));
+                    reload();
+                    return 'Retry queued: a new attempt is made now.';
+                  })
+                }
+              >
+                Retry
+              </button>
+            </div>
+          )}
+          <Notice text={action.notice} />
+          <ProblemView problem={action.problem} />
+          <h2>Attempts</h2>
+          {d.attempts.length === 0 ? (
+            <p>No attempt yet.</p>
+          ) : (
+            <Table caption="Attempts">
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Time</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Duration</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Response</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.attempts.map((a) => (
+                  <tr key={a.attempt}>
+                    <td>{a.attempt}</td>
+                    <td>{when(a.attempted_at, true)}</td>
+                    <td>{a.response_status ?? '—'}</td>
+                    <td>{a.duration_ms} ms</td>
+                    <td>{a.error ?? '—'}</td>
+                    <td>{a.response_excerpt ? <pre>{a.response_excerpt}</pre> : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+          )}
+        </>
+      )}
+    </>
+  );
+}
