@@ -5,11 +5,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../src/admin/users.js';
 import { createWorkspace } from '../../src/auth/keys.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { newAddress } from '../helpers/admin.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3', USAGE_FLUSH_SECONDS: '1' };
+// TRUST_PROXY: each browser profile sends an X-Forwarded-For of its own, so throttled sign-ins stay in their test.
+const FAST = { TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3', USAGE_FLUSH_SECONDS: '1' };
 
 describe('the Developer page, in Chromium', function () {
   this.timeout(60_000);
@@ -45,7 +47,7 @@ describe('the Developer page, in Chromium', function () {
 
   /** A fresh browser profile (no cookie) at `width`. */
   async function newPage(width = 1280): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, baseURL: app.url });
+    const context = await browser.newContext({ viewport: { width, height: 900 }, baseURL: app.url, extraHTTPHeaders: { 'x-forwarded-for': newAddress() } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.url });
     context.setDefaultTimeout(15_000);
     contexts.push(context);
@@ -183,6 +185,23 @@ describe('the Developer page, in Chromium', function () {
     await shot(page, '05-key-usage');
   });
 
+  it('says when sign-in is throttled, and for how long', async () => {
+    const person = await user();
+    const page = await newPage();
+    await page.goto('/admin/');
+    for (let i = 0; i < 10; i += 1) {
+      await page.getByLabel('Email').fill(person.email);
+      await page.getByLabel('Password').fill(`wrong ${i}`);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'do not match an account' }).waitFor();
+      await page.getByRole('button', { name: 'Sign in' }).and(page.locator(':enabled')).waitFor();
+    }
+    await page.getByLabel('Password').fill(person.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: /Too many failed sign-ins .*try again in \d+ minute/ }).waitFor();
+    expect(await page.getByRole('heading', { name: 'API keys' }).count()).to.equal(0);
+  });
+
   it('offers no write scope on a read_only plan, and says why', async () => {
     const person = await user({ plan: 'starter' });
     const page = await newPage();
@@ -247,6 +266,23 @@ describe('the Developer page, in Chromium', function () {
     expect(verified(secret, delivered!).type).to.equal('webhook.test');
     expect(verified(rotated, delivered!).type).to.equal('webhook.test');
     expect(receiver.rejected).to.deep.equal([]);
+
+    // Edit, then disable.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Description (optional)').fill('Orders to the ERP');
+    await page.getByRole('checkbox', { name: 'invoice.paid' }).check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByText('deal.*, invoice.paid').waitFor();
+    await page.getByText('Orders to the ERP').waitFor();
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('status').filter({ hasText: 'Disabled' }).waitFor();
+    await page.getByRole('button', { name: 'Enable' }).waitFor();
+    // What the page did is what the public API now reads.
+    const token = await app.addKey(person.workspaceId, ['webhooks:manage']);
+    const stored = (await (await app.request(`/v1/webhooks/${page.url().split('/').pop()}`, { token })).json()) as Record<string, unknown>;
+    expect(stored).to.include({ description: 'Orders to the ERP', enabled: false });
+    expect(stored.events).to.deep.equal(['deal.*', 'invoice.paid']);
   });
 
   it('lists the events with an example payload, and the audit log filtered by action', async () => {
@@ -280,6 +316,12 @@ describe('the Developer page, in Chromium', function () {
     await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
     expect(await page.getByRole('link', { name: 'Create webhook' }).count()).to.equal(0);
     await shot(page, '11-viewer');
+    const token = await app.addKey(owner.workspaceId, ['webhooks:manage']);
+    const hook = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/viewer`, events: ['*'] } })).json()) as { id: string };
+    await page.goto(`/admin/#/webhooks/${hook.id}`);
+    await page.getByRole('heading', { name: /viewer$/ }).waitFor();
+    await page.getByText('You have viewer access').waitFor();
+    for (const name of ['Edit', 'Disable', 'Rotate secret', 'Send test event', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).to.equal(0);
   });
 
   it('returns to sign-in when the session ends, then to where the person was', async () => {
