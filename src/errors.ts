@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405 },
   invalid_transition: { status: 409 },
   idempotency_conflict: { status: 409 },
+  subscription_disabled: { status: 409 },
   request_timeout: { status: 408 },
   payload_too_large: { status: 413 },
   unsupported_media_type: { status: 415 },

@@ -6,7 +6,7 @@ import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import type { SubscriptionChanges } from '../webhooks/subscriptions.js';
-import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 import * as webhooks from '../webhooks/service.js';
 
 const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS };
@@ -132,6 +132,20 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
       handle: async (input) => ({ status: 202, body: await webhooks.sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
+    },
+    {
+      ...changes,
+      method: 'post',
+      path: '/webhooks/{id}/recover',
+      operationId: 'recoverWebhook',
+      summary: 'Send what the subscription missed',
+      description:
+        'For the window [since, until): every failed delivery is sent again (with the full retry schedule), and every event the subscription selects that it has no delivery for (written while it was disabled) is delivered, with its original `webhook-id`. A delivery is never made twice, so recovering a window again sends only what failed since. Events are kept as long as the event log keeps them. The subscription must be enabled (409 `subscription_disabled`).',
+      pathParams: id,
+      body: { schema: RECOVER_SCHEMA, ref: ref('WebhookRecover') },
+      success: { status: 202, description: 'How many deliveries were queued.', schema: ref('Recovery') },
+      errors: [...NOT_FOUND, 'plan_forbids_webhooks', 'validation_failed', 'subscription_disabled'],
+      handle: async (input) => ({ status: 202, body: await webhooks.recoverWebhook(depsOf(input), who(input), subscriptionId(input), input.body as { since: string; until?: string }) }),
     },
     {
       ...reads,

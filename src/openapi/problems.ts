@@ -72,6 +72,7 @@ const WHEN: Record<ErrorCode, string> = {
   webhook_limit_reached: "the plan's subscriptions for this calendar month (UTC) are used up",
   not_found: 'no such object in this workspace',
   method_not_allowed: 'the path does not take this method',
+  subscription_disabled: 'the webhook subscription is disabled; enable it first',
   invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
   request_timeout: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)',
   idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../kernel/define.js';
-import { CREATE_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 
@@ -63,6 +63,8 @@ export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
   ),
   WebhookCreate: CREATE_SCHEMA,
   WebhookUpdate: UPDATE_SCHEMA,
+  WebhookRecover: RECOVER_SCHEMA,
+  Recovery: exact({ deliveries: { type: 'integer', minimum: 0, description: 'How many deliveries were made due: failed ones sent again, and missed events.' } }, 'What recovery queued.'),
   WebhookList: pageSchema(ref('Webhook'), 'A page of webhook subscriptions, newest first.'),
   Delivery: exact(deliveryProperties, 'One event on its way to one subscription.'),
   DeliveryList: pageSchema(ref('Delivery'), 'A page of deliveries, newest first.'),

@@ -4,3 +4,13 @@ const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, i
 const description = { type: ['string', 'null'], maxLength: 500 };
 export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description } };
 export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, enabled: { type: 'boolean' } } };
+/** What recovery takes: the window, by when the events and deliveries were made. */
+export const RECOVER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: { type: 'string', format: 'date-time', description: 'From this time, included (RFC 3339).' },
+    until: { type: 'string', format: 'date-time', description: 'Up to this time, excluded (RFC 3339). Default: now.' },
+  },
+};

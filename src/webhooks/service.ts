@@ -11,6 +11,7 @@ import { patternErrors } from '../events/patterns.js';
 import { decodeCursor } from '../kernel/cursor.js';
 import { toPage } from '../kernel/keyset.js';
 import { createTestDelivery, findDeliveryWithAttempts, listDeliveries, retryDelivery, toDelivery } from './deliveries.js';
+import { recoverDeliveries } from './recover.js';
 import { bareHost, checkHost, DestinationError, schemeError, type Resolve } from './ssrf.js';
 import { createSubscription, deleteSubscription, findSubscription, listSubscriptions, rotateSecret, toSubscription, updateSubscription, type SubscriptionChanges } from './subscriptions.js';
 
@@ -128,4 +129,20 @@ export async function retryWebhookDelivery(deps: WebhookDeps, who: Who, id: stri
   const delivery = await retryDelivery(deps.db, subscription.id, deliveryId, deps.clock.now());
   deps.notifier.notify();
   return toDelivery(delivery);
+}
+
+/** API.md section 11: what the subscription missed in the window, sent (again). */
+export async function recoverWebhook(deps: WebhookDeps, who: Who, id: string, body: { since: string; until?: string }) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  await requireWebhookPlan(deps.db, who.workspace);
+  const now = deps.clock.now();
+  const since = Date.parse(body.since);
+  const until = body.until !== undefined ? Date.parse(body.until) : now;
+  if (!(since < until)) throw new ApiError('validation_failed', 'since must be before until.', { errors: [{ pointer: '/since', message: 'must be before until' }] });
+  if (!subscription.enabled) {
+    throw new ApiError('subscription_disabled', 'The subscription is disabled: recovery sends to it, so enable it first (PATCH {"enabled": true}), then recover.');
+  }
+  const deliveries = await recoverDeliveries(deps.db, subscription, { since, until }, deps.config.webhookRetryDelays.length, now);
+  if (deliveries > 0) deps.notifier.notify();
+  return { deliveries };
 }

@@ -1,0 +1,54 @@
+import type { Knex } from 'knex';
+import { asNumber } from '../db/decode.js';
+import { transaction } from '../db/dialect.js';
+import { matches } from '../events/patterns.js';
+import { newDelivery, type DeliveryRow } from './deliveries.js';
+import type { SubscriptionRow } from './subscriptions.js';
+
+/** Events looked at per transaction: each one short, whatever the window holds. */
+const RECOVER_BATCH = 1000;
+
+/**
+ * Sends a subscription what it missed in [since, until) (API.md section 11): its failed
+ * deliveries of the window are due again with a full retry schedule, and every event of the
+ * window that it selects (written after it existed, already fanned out) but has no delivery
+ * for, because it was disabled then, gets one. The event id is the `webhook-id`, so a
+ * receiver sees the original one. A delivery already made is never made again (a unique
+ * index on subscription and event), so recovering twice sends nothing twice that succeeded.
+ * Returns how many deliveries it made due.
+ */
+export async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window: { since: number; until: number }, retries: number, now: number): Promise<number> {
+  const since = Math.max(window.since, asNumber(subscription.created_at));
+  const failed = await db('webhook_deliveries')
+    .where({ subscription_id: subscription.id, status: 'failed' })
+    .where('created_at', '>=', window.since)
+    .where('created_at', '<', window.until)
+    .update({ status: 'pending', next_attempt_at: now, retries_left: retries, lease_owner: null, updated_at: now });
+
+  const patterns = JSON.parse(subscription.events) as string[];
+  let added = 0;
+  let after: { created_at: number; seq: number } | undefined;
+  for (;;) {
+    const q = db('events as e')
+      .select('e.seq', 'e.id', 'e.type', 'e.created_at')
+      .where('e.workspace_id', subscription.workspace_id)
+      .where('e.created_at', '>=', since)
+      .where('e.created_at', '<', window.until)
+      // Fanned out already (a claimed or new event is the fan-out's to deliver), and not a test.
+      .where('e.dispatched_at', '>', 0)
+      .whereNot('e.type', 'webhook.test')
+      .whereNotExists((sub) => sub.select(db.raw('1')).from('webhook_deliveries as d').where('d.subscription_id', subscription.id).whereRaw('d.event_id = e.id'));
+    if (after) q.where((w) => w.where('e.created_at', '>', after!.created_at).orWhere((x) => x.where('e.created_at', after!.created_at).where('e.seq', '>', after!.seq)));
+    const events = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.seq' }]).limit(RECOVER_BATCH)) as Array<{ seq: number; id: string; type: string; created_at: number | string }>;
+    if (events.length === 0) break;
+    const last = events[events.length - 1]!;
+    after = { created_at: asNumber(last.created_at), seq: asNumber(last.seq) };
+    const deliveries: DeliveryRow[] = events.filter((e) => matches(patterns, e.type)).map((e) => newDelivery(subscription.workspace_id, subscription.id, e, retries, now));
+    if (deliveries.length > 0) {
+      await transaction(db, (trx) => trx('webhook_deliveries').insert(deliveries).onConflict(['subscription_id', 'event_id']).ignore());
+      added += deliveries.length;
+    }
+    if (events.length < RECOVER_BATCH) break;
+  }
+  return failed + added;
+}
