@@ -37,6 +37,8 @@ export interface Config {
   readonly adminOrigins: readonly string[];
   /** How often each server writes the usage it counted (the most a killed process loses). */
   readonly usageFlushMs: number;
+  /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
+  readonly retentionMs: number;
 }
 
 /** What one client connection may take of the server (node:http settings). */
@@ -162,6 +164,10 @@ function parseOrigins(raw: string | undefined): string[] {
   });
 }
 
+/** How long events are kept unless RETENTION_DAYS says otherwise. */
+export const DEFAULT_RETENTION_DAYS = 30;
+export const DAY_MS = 24 * 3600 * 1000;
+
 /** Reads every setting once; the result is frozen and passed down, never re-read. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/workspace.db';
@@ -209,5 +215,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cookieSecure: boolean(env, 'COOKIE_SECURE', false),
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
     usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
+    retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,
   });
 }

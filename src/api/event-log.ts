@@ -13,7 +13,7 @@ const JSON_TEXT = 'application/json; charset=utf-8';
  * The event log (API.md section 11): the workspace's events, each exactly as it was signed and
  * delivered, narrowed to the resources the key may read (`read:deals` sees `deal.*`).
  */
-export function eventLogRoutes(registry: Registry): Route[] {
+export function eventLogRoutes(registry: Registry, retentionDays: number): Route[] {
   const catalog = eventCatalog(registry);
   const readScope = new Map(registry.resources.map(({ def }) => [def.path.slice(1), def.scopes.read]));
   /** The catalog's event types this key may read. */
@@ -30,7 +30,7 @@ export function eventLogRoutes(registry: Registry): Route[] {
       operationId: 'listEventLog',
       summary: 'The event log',
       description:
-        'The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: `read:deals` gives `deal.*`.',
+        `The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: \`read:deals\` gives \`deal.*\`. Events are kept ${retentionDays} days (RETENTION_DAYS), then deleted with their deliveries.`,
       query: {
         type: 'object',
         additionalProperties: false,

@@ -1,3 +1,4 @@
+import { DEFAULT_RETENTION_DAYS } from '../config.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
 import { eventLogRoutes } from './event-log.js';
@@ -6,11 +7,11 @@ import { resourceRoutes } from './resources.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** The public API: `/v1`, Bearer keys, the resources, webhooks and meta endpoints. */
-export function publicApi(registry: Registry, document: () => string = () => '{}'): Api {
+export function publicApi(registry: Registry, document: () => string = () => '{}', facts: { retentionDays: number } = { retentionDays: DEFAULT_RETENTION_DAYS }): Api {
   return {
     base: '/v1',
     title: 'Workspace API',
     credentials: 'key',
-    routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...eventLogRoutes(registry), ...metaRoutes(registry, document)],
+    routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...eventLogRoutes(registry, facts.retentionDays), ...metaRoutes(registry, document)],
   };
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, DAY_MS, loadConfig } from '../config.js';
 import { internalApi } from '../api/internal.js';
 import { publicApi } from '../api/public.js';
 import { loadRegistry } from '../kernel/registry.js';
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const registry = await loadRegistry(config.pluginsDir);
   const document = args.includes('--internal')
     ? buildInternalOpenApi(internalApi(registry), serviceVersion())
-    : buildOpenApi(publicApi(registry), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays });
+    : buildOpenApi(publicApi(registry, undefined, { retentionDays: config.retentionMs / DAY_MS }), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays });
   const text = `${JSON.stringify(document, null, 2)}\n`;
   if (out) {
     fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });

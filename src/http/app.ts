@@ -4,6 +4,7 @@ import Koa from 'koa';
 import { KEY_CACHE_MS, KEY_CACHE_SQLITE_MS, KeyLookup } from '../auth/lookup.js';
 import { sqliteChangeCounter } from '../db/changes.js';
 import { systemClock, type Deps } from '../deps.js';
+import { DAY_MS } from '../config.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
 import type { AppContext, AppState, Ctx } from './context.js';
@@ -54,7 +55,7 @@ export function createApp(deps: Deps, registry: Registry): App {
 
   // Each document is built from the same routes as its router, and serialised once.
   let document = '';
-  const api = publicApi(registry, () => document);
+  const api = publicApi(registry, () => document, { retentionDays: deps.config.retentionMs / DAY_MS });
   document = JSON.stringify(buildOpenApi(api, registry, version, { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }));
   const router = newRouter();
   mount(router, api, apiDeps);
