@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { DAY_MS } from '../../src/config.js';
 import { sweepRetention } from '../../src/events/retention.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { migrateLatest } from '../../src/db/migrate.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { isolatedDatabase } from '../helpers/backend.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
@@ -13,16 +15,21 @@ describe('retention: events past RETENTION_DAYS go, with their deliveries and at
   let app: TestApp;
   let worker: Worker;
   let receiver: Receiver;
+  // A sweep deletes every workspace's old events: a database of its own keeps the other tests' out of its reach.
+  let storage: Awaited<ReturnType<typeof isolatedDatabase>>;
 
   before(async () => {
+    storage = await isolatedDatabase('retention');
     receiver = await startReceiver();
-    app = await startApp({ env: FAST });
+    app = await startApp({ env: { ...FAST, ...storage.env } });
+    await migrateLatest(app.deps.db, app.deps.config.migrationsDirs);
     worker = startWorker(app.deps);
   });
   after(async () => {
     await worker.stop();
     await app.close();
     await receiver.close();
+    await storage.drop();
   });
 
   const count = async (table: string, where: (q: ReturnType<TestApp['deps']['db']>) => unknown) => {

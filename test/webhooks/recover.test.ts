@@ -14,6 +14,7 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
   let worker: Worker;
   let receiver: Receiver;
   let token: string;
+  let workspaceId: string;
   let paths = 0;
 
   before(async () => {
@@ -21,7 +22,7 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
     app = await startApp({ env: FAST });
     receiver.contract = await contractOf(app.url);
     worker = startWorker(app.deps);
-    ({ token } = await app.workspaceWithKey());
+    ({ token, workspaceId } = await app.workspaceWithKey());
   });
   after(async () => {
     await worker.stop();
@@ -47,8 +48,9 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
   const recover = (id: string, json: unknown, key = token) => app.request(`/v1/webhooks/${id}/recover`, { token: key, method: 'POST', json });
   const setEnabled = async (id: string, enabled: boolean) => expect((await app.request(`/v1/webhooks/${id}`, { token, method: 'PATCH', json: { enabled } })).status).to.equal(200);
   const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries?limit=200`, { token })).json()) as { data: Delivery[] }).data;
-  /** Every event written so far has been fanned out (so the fan-out made whatever deliveries it would). */
-  const fannedOut = () => waitFor(async () => Number((await app.deps.db('events').where('dispatched_at', '<=', 0).orWhereNull('dispatched_at').count({ n: '*' }))[0]!.n) === 0, 15_000, 'the fan-out');
+  /** Every event of the workspace has been fanned out (so the fan-out made whatever deliveries it would). */
+  const fannedOut = () =>
+    waitFor(async () => Number((await app.deps.db('events').where({ workspace_id: workspaceId }).where((q) => q.where('dispatched_at', '<=', 0).orWhereNull('dispatched_at')).count({ n: '*' }))[0]!.n) === 0, 15_000, 'the fan-out');
   const settle = () => new Promise((resolve) => setTimeout(resolve, 700));
 
   it('delivers once each the 50 events written while the subscription was disabled, with their own webhook-id; recovering again sends none', async () => {
