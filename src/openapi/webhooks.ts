@@ -12,6 +12,7 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   events: { type: 'array', items: { type: 'string' }, examples: [['deal.*', 'invoice.paid']], description: 'Patterns: an event name, `*`, or `<resource>.*`.' },
   description: { type: ['string', 'null'] },
   enabled: { type: 'boolean' },
+  max_deliveries_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'The most deliveries a second this subscription gets (all workers together); null: no limit.' },
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { asBoolean, asNumber } from '../db/decode.js';
+import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { claimRows, transaction } from '../db/dialect.js';
 import type { DeliveryRow } from './deliveries.js';
 
@@ -13,6 +13,8 @@ export interface Job {
   previous_secret_until: number | string | null;
   enabled: boolean;
   deleted: boolean;
+  /** The subscription's max_deliveries_per_second; null when it has none. */
+  maxPerSecond: number | null;
 }
 
 /**
@@ -34,10 +36,10 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at')
+    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second')
     .whereIn('d.id', ids)
-    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null }>;
-  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, ...delivery }) => ({
+    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null }>;
+  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, ...delivery }) => ({
     delivery: delivery as DeliveryRow,
     payload,
     url,
@@ -46,7 +48,19 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     previous_secret_until,
     enabled: asBoolean(sub_enabled) === true,
     deleted: sub_deleted_at !== null,
+    maxPerSecond: asNullableNumber(sub_max_per_second),
   }));
+}
+
+/**
+ * Hands claimed deliveries back unsent, each due at its own time (a throttled subscription's
+ * next tokens): no attempt is counted, and other workers may take them then.
+ */
+export async function deferClaimed(db: Knex, deferred: Array<{ id: string; leaseOwner: string; at: number }>): Promise<void> {
+  if (deferred.length === 0) return;
+  await transaction(db, async (trx) => {
+    for (const d of deferred) await trx('webhook_deliveries').update({ next_attempt_at: d.at, lease_owner: null }).where({ id: d.id, lease_owner: d.leaseOwner });
+  });
 }
 
 /** When the next pending delivery comes due (ms since the epoch), if any is pending. */

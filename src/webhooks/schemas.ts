@@ -2,8 +2,9 @@
 const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries are POSTed: https, public address.' };
 const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Event names, "*", or "<resource>.*".' };
 const description = { type: ['string', 'null'], maxLength: 500 };
-export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description } };
-export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, enabled: { type: 'boolean' } } };
+const max_deliveries_per_second = { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many deliveries a second to this subscription, from all workers together (1-1000; null: no limit). The rest wait, never dropped.' };
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second } };
+export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, enabled: { type: 'boolean' } } };
 /** What recovery takes: the window, by when the events and deliveries were made. */
 export const RECOVER_SCHEMA = {
   type: 'object',

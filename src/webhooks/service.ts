@@ -73,7 +73,7 @@ async function requireWebhookPlan(db: Knex, workspace: Workspace): Promise<void>
   if (!allowsWebhooks(plan)) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
 }
 
-export async function createWebhook(deps: WebhookDeps, who: Who, body: { url: string; events: string[]; description?: string | null }) {
+export async function createWebhook(deps: WebhookDeps, who: Who, body: { url: string; events: string[]; description?: string | null; max_deliveries_per_second?: number | null }) {
   await checkInput(deps, body);
   const { row, secret } = await createSubscription(deps.db, who.workspace.id, body, deps.clock.now(), who);
   return { ...toSubscription(row), secret };

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { asBoolean, asNumber } from '../db/decode.js';
+import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
@@ -20,6 +20,7 @@ export interface SubscriptionRow {
   events: string;
   description: string | null;
   enabled: boolean | number;
+  max_deliveries_per_second: number | null;
   disabled_reason: string | null;
   secret: string;
   previous_secret: string | null;
@@ -38,6 +39,7 @@ export function toSubscription(row: SubscriptionRow) {
     events: JSON.parse(row.events) as string[],
     description: row.description,
     enabled: asBoolean(row.enabled) === true,
+    max_deliveries_per_second: asNullableNumber(row.max_deliveries_per_second),
     disabled_reason: row.disabled_reason,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -68,6 +70,7 @@ export interface NewSubscription {
   url: string;
   events: string[];
   description?: string | null;
+  max_deliveries_per_second?: number | null;
 }
 
 /**
@@ -94,6 +97,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
       events: JSON.stringify(input.events),
       description: input.description ?? null,
       enabled: true,
+      max_deliveries_per_second: input.max_deliveries_per_second ?? null,
       disabled_reason: null,
       secret,
       previous_secret: null,
@@ -119,6 +123,7 @@ export interface SubscriptionChanges {
   url?: string;
   events?: string[];
   description?: string | null;
+  max_deliveries_per_second?: number | null;
   enabled?: boolean;
 }
 
@@ -130,6 +135,7 @@ export async function updateSubscription(db: Knex, workspaceId: string, id: stri
     if (changes.url !== undefined) update.url = changes.url;
     if (changes.events !== undefined) update.events = JSON.stringify(changes.events);
     if (changes.description !== undefined) update.description = changes.description;
+    if (changes.max_deliveries_per_second !== undefined) update.max_deliveries_per_second = changes.max_deliveries_per_second;
     if (changes.enabled !== undefined) {
       update.enabled = changes.enabled;
       // disabled_reason says why the service turned it off; it is null when the client did.

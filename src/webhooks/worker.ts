@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
-import { claimDue, nextDue, type Job } from './claim.js';
+import { claimDue, deferClaimed, nextDue, type Job } from './claim.js';
+import { Throttle } from './throttle.js';
 import { fanOut } from './fanout.js';
 import { failUnsendable, recordOutcomes, type Finished } from './record.js';
 import { createSender } from './send.js';
@@ -38,8 +39,9 @@ export interface WorkerOptions {
   inline?: boolean;
 }
 
-export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'>, options: WorkerOptions = {}): Worker {
+export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'> & Partial<Pick<Deps, 'redis'>>, options: WorkerOptions = {}): Worker {
   const { db, clock, log, config, notifier } = deps;
+  const throttle = new Throttle(db, deps.redis, config.redisPrefix, log);
   const id = `wrk_${randomBytes(6).toString('hex')}`;
   const sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
   const retries = config.webhookRetryDelays.length;
@@ -105,6 +107,30 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     inFlight.add(attempt);
   }
 
+  /**
+   * The jobs that may go now: all of a subscription without a limit; of one with
+   * max_deliveries_per_second, as many as its bucket grants. The rest are handed back, each due
+   * when its token will be there, so they wait without holding a slot other subscriptions need.
+   */
+  async function withinLimits(jobs: Job[]): Promise<Job[]> {
+    const limited = new Map<string, Job[]>();
+    const now: Job[] = [];
+    for (const job of jobs) {
+      if (job.maxPerSecond === null) now.push(job);
+      else limited.set(job.delivery.subscription_id, [...(limited.get(job.delivery.subscription_id) ?? []), job]);
+    }
+    const deferred: Array<{ id: string; leaseOwner: string; at: number }> = [];
+    for (const [subscription, group] of limited) {
+      const rate = group[0]!.maxPerSecond!;
+      const at = clock.now();
+      const grant = await throttle.take(subscription, rate, group.length, at);
+      now.push(...group.slice(0, grant.granted));
+      group.slice(grant.granted).forEach((job, i) => deferred.push({ id: job.delivery.id, leaseOwner: job.delivery.lease_owner ?? '', at: at + grant.waitMs(i) }));
+    }
+    await deferClaimed(db, deferred);
+    return now;
+  }
+
   /** Sleeps until signalled or `ms` pass. */
   function sleep(ms: number): Promise<void> {
     if (signalled) return Promise.resolve();
@@ -150,7 +176,7 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
           // Test deliveries go out even to a subscription that is off: the client asked for them.
           const unsendable = jobs.filter((j) => j.deleted || (!j.enabled && j.delivery.event_type !== 'webhook.test'));
           if (unsendable.length > 0) await failUnsendable(db, unsendable, clock.now());
-          for (const job of jobs) if (!unsendable.includes(job)) deliver(job);
+          for (const job of await withinLimits(jobs.filter((j) => !unsendable.includes(j)))) deliver(job);
           busy ||= jobs.length > 0;
         }
       } catch (err) {

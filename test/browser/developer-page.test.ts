@@ -270,18 +270,20 @@ describe('the Developer page, in Chromium', function () {
     // Edit, then disable.
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Description (optional)').fill('Orders to the ERP');
+    await page.getByLabel(/Max deliveries per second/).fill('20');
     await page.getByRole('checkbox', { name: 'invoice.paid' }).check();
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     await page.getByText('deal.*, invoice.paid').waitFor();
     await page.getByText('Orders to the ERP').waitFor();
+    await page.getByText('At most 20 deliveries a second').waitFor();
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByRole('status').filter({ hasText: 'Disabled' }).waitFor();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
     // What the page did is what the public API now reads.
     const token = await app.addKey(person.workspaceId, ['webhooks:manage']);
     const stored = (await (await app.request(`/v1/webhooks/${page.url().split('/').pop()}`, { token })).json()) as Record<string, unknown>;
-    expect(stored).to.include({ description: 'Orders to the ERP', enabled: false });
+    expect(stored).to.include({ description: 'Orders to the ERP', enabled: false, max_deliveries_per_second: 20 });
     expect(stored.events).to.deep.equal(['deal.*', 'invoice.paid']);
   });
 

@@ -123,16 +123,19 @@ function EventPicker({ events, chosen, onChange }: { events: EventType[]; chosen
   );
 }
 
-function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: { url: string; events: string[]; description: string | null }) => void; busy: boolean }) {
+type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null };
+
+function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookBody) => void; busy: boolean }) {
   const catalog = useLoad(() => must(api.GET('/events')), []);
   const [url, setUrl] = useState(initial?.url ?? '');
   const [description, setDescription] = useState(initial?.description ?? '');
   const [events, setEvents] = useState<Set<string>>(new Set(initial?.events ?? []));
+  const [perSecond, setPerSecond] = useState(initial?.max_deliveries_per_second == null ? '' : String(initial.max_deliveries_per_second));
   return (
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null });
+        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond) });
       }}
     >
       <label>
@@ -142,6 +145,10 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
       <label>
         Description (optional)
         <input type="text" maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+      </label>
+      <label>
+        Max deliveries per second (optional, 1-1000; empty: no limit)
+        <input type="number" min={1} max={1000} step={1} value={perSecond} onInput={(e) => setPerSecond(e.currentTarget.value)} />
       </label>
       <ProblemView problem={catalog.problem} />
       {catalog.data && <EventPicker events={catalog.data.data} chosen={events} onChange={setEvents} />}
@@ -294,6 +301,8 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{hook.description ?? '—'}</dd>
             <dt>Enabled</dt>
             <dd>{hook.enabled ? 'Yes' : `No${hook.disabled_reason ? ` (disabled: ${hook.disabled_reason})` : ''}`}</dd>
+            <dt>Throughput</dt>
+            <dd>{hook.max_deliveries_per_second === null ? 'No limit' : `At most ${hook.max_deliveries_per_second} deliveries a second`}</dd>
             <dt>Created</dt>
             <dd>{when(hook.created_at)}</dd>
           </dl>
