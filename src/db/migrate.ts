@@ -39,3 +39,9 @@ export async function migrateLatest(db: Knex, dirs: readonly string[]): Promise<
   const [, applied] = (await db.migrate.latest({ migrationSource: new FolderMigrationSource(dirs) })) as [number, string[]];
   return applied;
 }
+
+/** The migrations not applied yet, by name (none: the schema is what this code expects). */
+export async function pendingMigrations(db: Knex, dirs: readonly string[]): Promise<string[]> {
+  const [, pending] = (await db.migrate.list({ migrationSource: new FolderMigrationSource(dirs) })) as [unknown[], MigrationFile[]];
+  return pending.map((m) => m.name);
+}

@@ -11,6 +11,7 @@ import type { AppContext, AppState, Ctx } from './context.js';
 import { authenticateSession, checkOrigin } from './middleware/session.js';
 import { internalApi, INTERNAL_BASE } from '../api/internal.js';
 import { adminPage, isAdminPage } from './admin-page.js';
+import { PROBE_PATHS, probes } from './probes.js';
 import { accessLog } from './middleware/access-log.js';
 import { meter } from './middleware/meter.js';
 import { UsageMeter } from '../admin/usage.js';
@@ -87,13 +88,14 @@ export function createApp(deps: Deps, registry: Registry): App {
   ]);
 
   const page = adminPage();
+  const probe = probes(deps);
 
   const chain = [
     requestId(),
     accessLog(deps.log),
     meter(usage),
     errorRenderer(deps.log),
-    (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : publicChain(ctx, next)),
+    (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.

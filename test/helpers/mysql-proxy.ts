@@ -13,6 +13,8 @@ export interface CommitCutter {
   refuse: boolean;
   /** How many connections were cut at COMMIT. */
   cuts: number;
+  /** Closes every connection open now (with `refuse`, the database is gone for the client). */
+  dropAll(): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,9 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
   url.hostname = '127.0.0.1';
   url.port = String((server.address() as net.AddressInfo).port);
   cutter.url = url.href;
+  cutter.dropAll = () => {
+    for (const s of sockets) s.destroy();
+  };
   cutter.close = async () => {
     for (const s of sockets) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));

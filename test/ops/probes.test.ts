@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { migrateLatest } from '../../src/db/migrate.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { startCommitCutter } from '../helpers/mysql-proxy.js';
+
+type Ready = { status: string; failing?: string[]; checks: Record<string, string> };
+
+const probe = async (app: TestApp, path: string, method = 'GET') => {
+  const res = await fetch(`${app.url}${path}`, { method });
+  return { status: res.status, body: res.status === 405 ? null : ((await res.json()) as Ready), res };
+};
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server of this test's own on `port`, keeping nothing on disk. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+        s.on('error', () => resolve(false));
+      }),
+    5000,
+    'redis-server to listen',
+  );
+  return child;
+}
+
+describe('probes: GET /livez and /readyz', function () {
+  this.timeout(60_000);
+
+  it('answer without a key, outside /v1 and every limit; only GET and HEAD', async () => {
+    const app = await startApp({ env: { AUTH_FAILURE_LIMIT: '3' } });
+    try {
+      const live = await probe(app, '/livez');
+      expect(live.status).to.equal(200);
+      expect(live.body).to.deep.equal({ status: 'live' });
+      expect(live.res.headers.get('cache-control')).to.equal('no-store');
+      for (let i = 0; i < 20; i += 1) expect((await probe(app, '/readyz')).status).to.equal(200);
+      const ready = await probe(app, '/readyz');
+      expect(ready.body?.status).to.equal('ready');
+      expect(ready.body?.checks).to.include({ database: 'ok', migrations: 'ok' });
+      expect(ready.body?.checks.redis).to.equal(backend().kind === 'mysql' ? 'ok' : 'not configured');
+      const post = await probe(app, '/readyz', 'POST');
+      expect(post.status).to.equal(405);
+      expect(post.res.headers.get('allow')).to.equal('GET, HEAD');
+      // Not under /v1: a key is neither needed nor looked at there.
+      expect((await fetch(`${app.url}/v1/livez`)).status).to.equal(401);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('is not ready while a migration is pending, and ready once it is applied', async () => {
+    const storage = await isolatedDatabase('probes');
+    const app = await startApp({ env: storage.env });
+    try {
+      const before = await probe(app, '/readyz');
+      expect(before.status).to.equal(503);
+      expect(before.body).to.deep.include({ status: 'not_ready', failing: ['migrations'] });
+      expect(before.body?.checks.database).to.equal('ok');
+      await migrateLatest(app.deps.db, app.deps.config.migrationsDirs);
+      expect((await probe(app, '/readyz')).status).to.equal(200);
+    } finally {
+      await app.close();
+      await storage.drop();
+    }
+  });
+
+  it('goes 503 naming Redis while its Redis is stopped, and 200 again on its own when it is back', async () => {
+    const port = await freePort();
+    let redis = await startRedis(port);
+    const app = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: `probes${port}:` } });
+    try {
+      await waitFor(async () => (await probe(app, '/readyz')).status === 200, 10_000, 'ready with Redis');
+      redis.kill('SIGKILL');
+      await waitFor(async () => (await probe(app, '/readyz')).status === 503, 10_000, 'not ready without Redis');
+      const down = await probe(app, '/readyz');
+      expect(down.body).to.deep.include({ failing: ['redis'] });
+      expect(down.body?.checks).to.include({ database: 'ok', redis: 'unreachable' });
+      expect((await probe(app, '/livez')).status).to.equal(200);
+      redis = await startRedis(port);
+      await waitFor(async () => (await probe(app, '/readyz')).status === 200, 15_000, 'ready again once Redis is back');
+    } finally {
+      await app.close();
+      redis.kill('SIGKILL');
+    }
+  });
+
+  it('goes 503 naming the database while MariaDB cannot be reached, and 200 again when it can', async function () {
+    if (backend().kind !== 'mysql') this.skip();
+    const cutter = await startCommitCutter(backend().env.DATABASE_URL!);
+    const app = await startApp({ env: { DATABASE_URL: cutter.url } });
+    try {
+      expect((await probe(app, '/readyz')).status).to.equal(200);
+      cutter.refuse = true;
+      cutter.dropAll();
+      await waitFor(async () => (await probe(app, '/readyz')).status === 503, 10_000, 'not ready without the database');
+      const down = await probe(app, '/readyz');
+      expect(down.body?.failing).to.include('database');
+      expect(down.body?.checks.database).to.equal('unreachable');
+      cutter.refuse = false;
+      await waitFor(async () => (await probe(app, '/readyz')).status === 200, 15_000, 'ready again once the database is back');
+    } finally {
+      await app.close();
+      await cutter.close();
+    }
+  });
+});
