@@ -39,6 +39,8 @@ export interface Config {
   readonly usageFlushMs: number;
   /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
   readonly retentionMs: number;
+  /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
+  readonly metrics: { port: number; host: string } | undefined;
 }
 
 /** What one client connection may take of the server (node:http settings). */
@@ -216,5 +218,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
     usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
     retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,
+    metrics: env.METRICS_PORT ? Object.freeze({ port: integer(env, 'METRICS_PORT', 0, 0, 65535), host: env.METRICS_HOST || '127.0.0.1' }) : undefined,
   });
 }

@@ -1,3 +1,4 @@
+import { createMetrics, type Metrics } from './metrics/registry.js';
 import type { Knex } from 'knex';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
@@ -21,6 +22,8 @@ export interface Deps {
   readonly clock: Clock;
   /** Tells delivery workers that events were committed. */
   readonly notifier: Notifier;
+  /** This process's Prometheus series (served on METRICS_PORT when set). */
+  readonly metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -50,13 +53,15 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const db = createDb(config.database, log);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const notifier = createNotifier(config.redisUrl, config.redisPrefix, redis ? { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) } : undefined, log);
+  const clock = overrides.clock ?? systemClock;
   return Object.freeze({
     config,
     db,
     redis,
     log,
     notifier,
-    clock: overrides.clock ?? systemClock,
+    metrics: createMetrics({ db, redis, redisConfigured: config.redisUrl !== undefined, now: () => clock.now() }),
+    clock,
     async close() {
       await notifier.close();
       await redis?.close();

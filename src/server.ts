@@ -5,6 +5,7 @@ import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
 import { checkColumns } from './kernel/columns.js';
 import { createHttpServer } from './http/server.js';
+import { startMetricsServer } from './metrics/server.js';
 import { runMain } from './startup.js';
 import { startWorker, type Worker } from './webhooks/worker.js';
 
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   const housekeeping = startHousekeeping(deps);
   const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true }) : undefined;
   const server = createHttpServer(app.koa.callback(), config.http, log);
+  const metricsServer = config.metrics ? await startMetricsServer(deps.metrics.registry, config.metrics, log) : undefined;
 
   server.on('error', (err) => {
     console.error(`Cannot listen on ${config.host}:${config.port} (PORT, HOST): ${err.message}`);
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
     }, DRAIN_TIMEOUT_MS + config.webhookTimeoutMs);
     force.unref();
     housekeeping.stop();
+    metricsServer?.close();
     // Requests first (they may still write events), then the deliveries in flight.
     server.close(async () => {
       await worker?.stop();

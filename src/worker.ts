@@ -1,5 +1,6 @@
 import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
 import { startHousekeeping } from './housekeeping.js';
+import { startMetricsServer } from './metrics/server.js';
 import { runMain } from './startup.js';
 import { startWorker } from './webhooks/worker.js';
 
@@ -10,12 +11,14 @@ async function main(): Promise<void> {
   await migrate(deps);
   const worker = startWorker(deps);
   const housekeeping = startHousekeeping(deps);
+  const metricsServer = deps.config.metrics ? await startMetricsServer(deps.metrics.registry, deps.config.metrics, deps.log) : undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     deps.log.info({ signal, worker: worker.id }, 'finishing deliveries in flight');
     housekeeping.stop();
+    metricsServer?.close();
     await worker.stop();
     await deps.close();
     process.exit(0);

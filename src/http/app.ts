@@ -14,6 +14,7 @@ import { adminPage, isAdminPage } from './admin-page.js';
 import { PROBE_PATHS, probes } from './probes.js';
 import { accessLog } from './middleware/access-log.js';
 import { meter } from './middleware/meter.js';
+import { measure } from './middleware/metrics.js';
 import { UsageMeter } from '../admin/usage.js';
 import { authenticate } from './middleware/authenticate.js';
 import { errorRenderer } from './middleware/errors.js';
@@ -93,6 +94,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const chain = [
     requestId(),
     accessLog(deps.log),
+    measure(deps.metrics),
     meter(usage),
     errorRenderer(deps.log),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),

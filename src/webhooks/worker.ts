@@ -39,8 +39,8 @@ export interface WorkerOptions {
   inline?: boolean;
 }
 
-export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier'> & Partial<Pick<Deps, 'redis'>>, options: WorkerOptions = {}): Worker {
-  const { db, clock, log, config, notifier } = deps;
+export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics'> & Partial<Pick<Deps, 'redis'>>, options: WorkerOptions = {}): Worker {
+  const { db, clock, log, config, notifier, metrics } = deps;
   const throttle = new Throttle(db, deps.redis, config.redisPrefix, log);
   const id = `wrk_${randomBytes(6).toString('hex')}`;
   const sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
@@ -73,6 +73,10 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       .then(
         (failed) => {
           recordFailures = 0;
+          const retrying = failed.filter((a) => a.next_attempt_at).length;
+          metrics.deliveries.inc({ outcome: 'succeeded' }, batch.length - failed.length);
+          if (retrying > 0) metrics.deliveries.inc({ outcome: 'retrying' }, retrying);
+          if (failed.length > retrying) metrics.deliveries.inc({ outcome: 'failed' }, failed.length - retrying);
           // Never the secret or the body: which delivery, what happened, what comes next.
           for (const attempt of failed) log.warn({ worker: id, ...attempt }, attempt.next_attempt_at ? 'delivery attempt failed; will retry' : 'delivery attempt failed; no retries left');
         },
@@ -97,6 +101,7 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     const attempt = sender
       .send({ url: job.url, eventId: job.delivery.event_id, body: job.payload, secrets: signingSecrets(job, clock.now()) })
       .then((outcome) => {
+        metrics.deliveryDuration.observe(outcome.durationMs / 1000);
         finished.push({ job, outcome });
         void record();
       })
