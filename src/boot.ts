@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from './config.js';
 import { createDeps, type Deps, type DepsOverrides } from './deps.js';
-import { migrateLatest } from './db/migrate.js';
+import { migrateCreating } from './db/create.js';
 import { loadRegistry, type Registry } from './kernel/registry.js';
 import { StartupError } from './startup.js';
 
@@ -18,9 +18,12 @@ export async function boot(env: NodeJS.ProcessEnv = process.env, overrides: Deps
 /** Brings the database to the latest schema; returns what was applied. */
 export async function migrate(deps: Deps): Promise<string[]> {
   try {
-    return await migrateLatest(deps.db, deps.config.migrationsDirs);
+    const { applied, created } = await migrateCreating(deps.db, deps.config.database, deps.config.migrationsDirs);
+    if (created) deps.log.info({ database: created }, 'created the database');
+    return applied;
   } catch (err) {
     await deps.close();
+    if (err instanceof StartupError) throw err;
     throw new StartupError(`Cannot migrate the database at DATABASE_URL: ${(err as Error).message}`);
   }
 }

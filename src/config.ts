@@ -39,6 +39,8 @@ export interface Config {
   readonly usageFlushMs: number;
   /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
   readonly retentionMs: number;
+  /** Seed a demo workspace into an empty database (DEMO; by default only on the embedded default). */
+  readonly demo: boolean;
   /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
   readonly metrics: { port: number; host: string } | undefined;
 }
@@ -195,11 +197,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1000, 1, 1_000_000),
   });
 
+  const database = Object.freeze(parseDatabase(databaseUrl));
   return Object.freeze({
     http,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    database: Object.freeze(parseDatabase(databaseUrl)),
+    database,
+    demo: boolean(env, 'DEMO', database.client === 'sqlite'),
     redisUrl: parseRedisUrl(env.REDIS_URL),
     redisPrefix,
     worker: oneOf(env, 'WORKER', 'inline', ['inline', 'off'] as const),

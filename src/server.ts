@@ -22,7 +22,8 @@ async function main(): Promise<void> {
     await deps.close();
     throw err;
   });
-  const demo = await seedDemoIfEmpty(deps, registry);
+  // Never on MySQL unless asked: a production database's first start must not hold a full-scope key.
+  const demo = config.demo ? await seedDemoIfEmpty(deps, registry) : null;
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
   const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true }) : undefined;
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
     const { port } = server.address() as AddressInfo;
     log.info({ host: config.host, port, database: config.database.client, redis: Boolean(config.redisUrl), developer_page: `http://${config.host}:${port}/admin/` }, 'listening');
     if (demo) {
-      console.log(
+      // On stderr, the terminal's: stdout is the JSON log stream, which a collector may keep.
+      console.error(
         [
           '',
           'Demo workspace created with sample data. Its API key (shown once, keep it):',

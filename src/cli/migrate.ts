@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
 import { createDb } from '../db/connect.js';
-import { migrateLatest } from '../db/migrate.js';
+import { migrateCreating } from '../db/create.js';
 import { runMain, StartupError } from '../startup.js';
 
 /** npm run migrate: brings the database at DATABASE_URL to the latest schema. */
@@ -8,10 +8,12 @@ runMain(async () => {
   const config = loadConfig();
   const db = createDb(config.database);
   try {
-    const applied = await migrateLatest(db, config.migrationsDirs);
+    const { applied, created } = await migrateCreating(db, config.database, config.migrationsDirs);
+    if (created) console.log(`created the database ${created}`);
     console.log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'already up to date');
     return 0;
   } catch (err) {
+    if (err instanceof StartupError) throw err;
     throw new StartupError(`migration failed: ${(err as Error).message}`);
   } finally {
     await db.destroy();

@@ -32,7 +32,10 @@ export const admin = (args: string[], env: Record<string, string> = {}) => run('
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** stdout and stderr, as they came. */
   output(): string;
+  /** stdout alone: the JSON log stream. */
+  stdout(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -44,10 +47,12 @@ export function startServer(env: Record<string, string> = {}): Promise<ServerPro
       env: { PATH: process.env.PATH ?? '', ...backend().env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', ...env },
     });
     let out = '';
+    let stdout = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
     const onData = (d: Buffer) => {
       out += d;
+      stdout += d;
       const port = /"port":(\d+),[^\n]*"msg":"listening"/.exec(out)?.[1];
       if (port) {
         clearTimeout(timer);
@@ -55,6 +60,7 @@ export function startServer(env: Record<string, string> = {}): Promise<ServerPro
           url: `http://127.0.0.1:${port}`,
           child,
           output: () => out,
+          stdout: () => stdout,
           async stop(signal = 'SIGTERM') {
             if (child.exitCode === null) child.kill(signal);
             return exited;

@@ -1,0 +1,96 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import { backend } from '../helpers/backend.js';
+import { run, startServer } from '../helpers/processes.js';
+
+const KEY = /wsk_[A-Za-z0-9_-]{43}/;
+
+describe('start-up: the demo workspace and a MySQL database that does not exist', function () {
+  this.timeout(60_000);
+
+  it('makes no demo on the embedded default with DEMO=false', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-nodemo-'));
+    const server = await startServer({ DATABASE_URL: `sqlite:${path.join(dir, 'fresh.db')}`, DEMO: 'false' });
+    try {
+      expect(server.output()).not.to.match(KEY);
+    } finally {
+      expect(await server.stop()).to.equal(0);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('on MariaDB', () => {
+    let admin: Knex;
+    let base: URL;
+    const made: string[] = [];
+    before(function () {
+      if (backend().kind !== 'mysql') this.skip();
+      base = new URL(backend().env.DATABASE_URL!);
+      admin = knex({ client: 'mysql2', connection: { host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) } });
+    });
+    after(async () => {
+      if (!admin) return;
+      for (const name of made) await admin.raw('DROP DATABASE IF EXISTS ??', [name]);
+      await admin.raw("DROP USER IF EXISTS 'wsapi_limited'@'%'");
+      await admin.destroy();
+    });
+
+    /** DATABASE_URL naming a database of this run that does not exist yet. */
+    const missing = (suffix: string, user?: { name: string; password: string }) => {
+      const url = new URL(base.href);
+      url.pathname = `${base.pathname}_${suffix}`;
+      if (user) {
+        url.username = user.name;
+        url.password = user.password;
+      }
+      made.push(url.pathname.slice(1));
+      return url.href;
+    };
+    const exists = async (name: string) => ((await admin.raw('SHOW DATABASES LIKE ?', [name])) as [unknown[]])[0].length === 1;
+
+    it('creates the database when the user may, migrates it, and makes no demo there', async () => {
+      const url = missing('created');
+      const name = new URL(url).pathname.slice(1);
+      expect(await exists(name)).to.equal(false);
+      const server = await startServer({ DATABASE_URL: url });
+      try {
+        expect(await exists(name)).to.equal(true);
+        expect(server.stdout()).to.contain('"msg":"created the database"');
+        expect(server.output()).not.to.match(KEY);
+        expect((await fetch(`${server.url}/readyz`)).status).to.equal(200);
+      } finally {
+        expect(await server.stop()).to.equal(0);
+      }
+    });
+
+    it('makes the demo on MySQL with DEMO=true, its key on stderr and never in the JSON log stream', async () => {
+      const server = await startServer({ DATABASE_URL: missing('demo'), DEMO: 'true' });
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        expect(server.output()).to.match(KEY);
+        expect(server.stdout()).not.to.match(KEY);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('says exactly what to run when the user may not create it, in one line, and exits 1', async () => {
+      await admin.raw("CREATE USER IF NOT EXISTS 'wsapi_limited'@'%' IDENTIFIED BY 'limited-pass'");
+      const url = missing('denied', { name: 'wsapi_limited', password: 'limited-pass' });
+      const name = new URL(url).pathname.slice(1);
+      const result = await run('src/server.ts', [], { DATABASE_URL: url, PORT: '0' });
+      expect(result.code).to.equal(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, result.stderr).to.have.length(1);
+      expect(lines[0]).to.contain(`The database "${name}" (DATABASE_URL) does not exist or user "wsapi_limited" may not use it, and "wsapi_limited" may not create it`);
+      expect(lines[0]).to.contain(`Have an administrator run: CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4; GRANT ALL ON \`${name}\`.* TO 'wsapi_limited'@'%';`);
+      expect(await exists(name)).to.equal(false);
+      const migrate = await run('src/cli/migrate.ts', [], { DATABASE_URL: url });
+      expect(migrate.code).to.equal(1);
+      expect(migrate.stderr).to.contain('Have an administrator run');
+    });
+  });
+});
