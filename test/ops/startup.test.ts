@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { backend } from '../helpers/backend.js';
+import { spawn } from 'node:child_process';
+import { ROOT_DIR } from '../../src/config.js';
+import { waitFor } from '../helpers/app.js';
 import { run, startServer } from '../helpers/processes.js';
 
 const KEY = /wsk_[A-Za-z0-9_-]{43}/;
@@ -18,6 +21,35 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
       expect(server.output()).not.to.match(KEY);
     } finally {
       expect(await server.stop()).to.equal(0);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops the server when `npm start` gets SIGTERM: it drains, logs "stopped" and is gone', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-npmstart-'));
+    const npm = spawn('npm', ['start'], { cwd: ROOT_DIR, env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ...backend().env, DATABASE_URL: `sqlite:${path.join(dir, 'a.db')}`, PORT: '0', DEMO: 'false', LOG_LEVEL: 'info' } });
+    let out = '';
+    npm.stdout.on('data', (d: Buffer) => (out += d));
+    npm.stderr.on('data', (d: Buffer) => (out += d));
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => /"msg":"listening"/.test(out), 45_000, 'npm start to listen');
+      const pid = Number(/"pid":(\d+)[^\n]*"msg":"listening"/.exec(out)?.[1]);
+      expect(pid).to.be.greaterThan(0).and.not.equal(npm.pid);
+      npm.kill('SIGTERM');
+      await exited;
+      await waitFor(() => /"msg":"stopped"/.test(out), 10_000, 'the server to stop');
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await waitFor(() => !alive(), 5_000, 'the server process to be gone');
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
