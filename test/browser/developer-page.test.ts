@@ -267,6 +267,20 @@ describe('the Developer page, in Chromium', function () {
     expect(verified(rotated, delivered!).type).to.equal('webhook.test');
     expect(receiver.rejected).to.deep.equal([]);
 
+    // Recover: the failed delivery of the window is sent again, and succeeds.
+    receiver.respond = () => ({ status: 500, body: 'down again' });
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.getByLabel('Status').selectOption('failed');
+    await deliveries.getByText('failed').first().waitFor({ timeout: 20_000 });
+    receiver.respond = () => ({ status: 200, body: 'recovered' });
+    const beforeRecovery = receiver.received.length;
+    await page.getByRole('button', { name: 'Recover missed events' }).click();
+    await page.getByRole('status').filter({ hasText: /^1 deliveries queued/ }).waitFor();
+    await receiver.waitFor(beforeRecovery + 1);
+    // The failed list empties as the list refreshes itself.
+    await page.getByText('No deliveries with status failed.').waitFor({ timeout: 20_000 });
+    await page.getByLabel('Status').selectOption('');
+
     // Edit, then disable.
     await page.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Description (optional)').fill('Orders to the ERP');
@@ -323,7 +337,7 @@ describe('the Developer page, in Chromium', function () {
     await page.goto(`/admin/#/webhooks/${hook.id}`);
     await page.getByRole('heading', { name: /viewer$/ }).waitFor();
     await page.getByText('You have viewer access').waitFor();
-    for (const name of ['Edit', 'Disable', 'Rotate secret', 'Send test event', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).to.equal(0);
+    for (const name of ['Edit', 'Disable', 'Rotate secret', 'Send test event', 'Recover missed events', 'Delete']) expect(await page.getByRole('button', { name }).count(), name).to.equal(0);
   });
 
   it('returns to sign-in when the session ends, then to where the person was', async () => {

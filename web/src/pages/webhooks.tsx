@@ -267,6 +267,43 @@ function Deliveries({ id, round }: { id: string; round: number }) {
   );
 }
 
+/** `2026-11-23T09:30` in the reader's time zone, as a datetime-local field takes it. */
+function localInput(ms: number): string {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
+  return d.toISOString().slice(0, 16);
+}
+
+/** Recovery (API.md section 11): what failed or was missed while disabled, since a moment, sent again. */
+function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: boolean; busy: boolean; run: (action: () => Promise<string | null>) => Promise<void>; onDone: () => void }) {
+  const [since, setSince] = useState(() => localInput(Date.now() - 24 * 3_600_000));
+  return (
+    <form
+      class="toolbar"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void run(async () => {
+          const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: new Date(since).toISOString() } }));
+          onDone();
+          return result.deliveries === 0 ? 'Nothing to recover since then: every delivery of that time succeeded or is under way.' : `${result.deliveries} deliveries queued: failed ones again, and the events missed while it was disabled.`;
+        });
+      }}
+    >
+      <label>
+        Recover since
+        <input type="datetime-local" required value={since} onInput={(e) => setSince(e.currentTarget.value)} />
+      </label>
+      <button type="submit" disabled={busy || !enabled} aria-describedby={enabled ? undefined : 'recover-disabled'}>
+        Recover missed events
+      </button>
+      {!enabled && (
+        <span id="recover-disabled" class="muted">
+          Enable the webhook first: recovery sends to it.
+        </span>
+      )}
+    </form>
+  );
+}
+
 export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
   const [round, setRound] = useState(0);
   const { data: hook, problem } = useLoad(() => must(api.GET('/webhooks/{id}', { params: { path: { id } } })), [id, round]);
@@ -348,6 +385,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <ViewerNote />
           )}
           {admin && editing && <WebhookForm initial={hook} submitLabel="Save changes" busy={action.busy} onSubmit={(body) => void patch(body, 'Saved.')} />}
+          {admin && <Recover id={id} enabled={hook.enabled} busy={action.busy} run={action.run} onDone={changed} />}
           <Confirm
             open={confirmDelete}
             title="Delete this webhook?"
