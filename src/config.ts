@@ -13,6 +13,8 @@ export interface Config {
   /** Prefix of every Redis key this service writes, so several deployments can share one Redis. */
   readonly redisPrefix: string;
   readonly worker: 'inline' | 'off';
+  /** Server processes on one port (WEB_CONCURRENCY, node:cluster); above 1 only with Redis. */
+  readonly webConcurrency: number;
   readonly webhookAllowPrivate: boolean;
   readonly webhookRetryDelays: readonly number[];
   /** Per-attempt limit of a delivery: a 2xx must arrive within it (10 s in the contract). */
@@ -198,13 +200,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 
   const database = Object.freeze(parseDatabase(databaseUrl));
+  const redisUrl = parseRedisUrl(env.REDIS_URL);
+  const webConcurrency = integer(env, 'WEB_CONCURRENCY', 1, 1, 64);
+  if (webConcurrency > 1 && redisUrl === undefined) throw new ConfigError('WEB_CONCURRENCY', 'needs REDIS_URL: several processes on one port must share their rate limits (set REDIS_URL, or leave WEB_CONCURRENCY at 1)');
   return Object.freeze({
     http,
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     database,
     demo: boolean(env, 'DEMO', database.client === 'sqlite'),
-    redisUrl: parseRedisUrl(env.REDIS_URL),
+    redisUrl,
+    webConcurrency,
     redisPrefix,
     worker: oneOf(env, 'WORKER', 'inline', ['inline', 'off'] as const),
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
