@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/config.js';
+import { waitFor } from './app.js';
 import { backend } from './backend.js';
 
 const TSX = ['--import', 'tsx'];
@@ -116,4 +118,28 @@ export function startWorkerProcess(env: Record<string, string> = {}): Promise<Wo
       reject(new Error(`worker exited with ${code} before starting:\n${out}`));
     });
   });
+}
+
+/** A loopback port free right now. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server of the test's own on `port`, keeping nothing on disk; resolves once it accepts connections. */
+export async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+        s.on('error', () => resolve(false));
+      }),
+    5000,
+    'redis-server to listen',
+  );
+  return child;
 }

@@ -1,17 +1,8 @@
 import { expect } from 'chai';
-import net from 'node:net';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
-import { startServer, startWorkerProcess, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startServer, startWorkerProcess, type ServerProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let lastText = '';
 

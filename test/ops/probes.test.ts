@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { migrateLatest } from '../../src/db/migrate.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { startCommitCutter } from '../helpers/mysql-proxy.js';
+import { freePort, startRedis } from '../helpers/processes.js';
 
 type Ready = { status: string; failing?: string[]; checks: Record<string, string> };
 
@@ -12,29 +11,6 @@ const probe = async (app: TestApp, path: string, method = 'GET') => {
   const res = await fetch(`${app.url}${path}`, { method });
   return { status: res.status, body: res.status === 405 ? null : ((await res.json()) as Ready), res };
 };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A redis-server of this test's own on `port`, keeping nothing on disk. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
-        s.on('error', () => resolve(false));
-      }),
-    5000,
-    'redis-server to listen',
-  );
-  return child;
-}
 
 describe('probes: GET /livez and /readyz', function () {
   this.timeout(60_000);

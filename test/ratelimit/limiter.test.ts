@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { createKey, createWorkspace } from '../../src/auth/keys.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { backend, usesRedis } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';
-import { startServer, type ServerProcess } from '../helpers/processes.js';
+import { freePort, startRedis, startServer, type ServerProcess } from '../helpers/processes.js';
 
 async function statuses(app: { request: TestApp['request'] }, token: string, n: number): Promise<number[]> {
   const out: number[] = [];
@@ -103,31 +102,6 @@ describe('two server processes sharing Redis', () => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  return waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => {
-          s.destroy();
-          resolve(true);
-        });
-        s.on('error', () => resolve(false));
-      }),
-    5000,
-    'redis-server',
-  ).then(() => child);
-}
 
 describe('Redis stopping mid-run', () => {
   let redis: ChildProcess | undefined;

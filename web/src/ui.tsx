@@ -118,13 +118,22 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
   );
 }
 
-/** A table that scrolls sideways on a narrow screen instead of squeezing its columns. */
-export function Table({ caption, children }: { caption: string; children: ComponentChildren }) {
+/** A table of `columns` whose rows are `children`, scrolling sideways on a narrow screen instead of squeezing its columns. */
+export function Table({ caption, columns, children }: { caption: string; columns: string[]; children: ComponentChildren }) {
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table>
         <caption class="visually-hidden">{caption}</caption>
-        {children}
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
       </table>
     </div>
   );

@@ -41,18 +41,7 @@ export function AuditPage() {
       <ProblemView problem={problem} />
       {entries.length === 0 && !problem && <p>Nothing recorded{action ? ` for ${action}` : ''}.</p>}
       {entries.length > 0 && (
-        <Table caption="Audit log">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Address</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Audit log" columns={['Time', 'Who', 'Action', 'Target', 'Address', 'Details']}>
             {entries.map((e) => (
               <tr key={e.id}>
                 <td>{when(e.at)}</td>
@@ -67,7 +56,6 @@ export function AuditPage() {
                 </td>
               </tr>
             ))}
-          </tbody>
         </Table>
       )}
       {cursor && (

@@ -83,20 +83,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
       {keys.length === 0 && !problem ? (
         <p>No keys yet.</p>
       ) : (
-        <Table caption="API keys">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Prefix</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Rate limit</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Status</th>
-              {admin && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="API keys" columns={['Name', 'Prefix', 'Scopes', 'Rate limit', 'Created', 'Last used', 'Status', ...(admin ? ['Actions'] : [])]}>
             {keys.map((key) => (
               <tr key={key.id} class={key.revoked_at ? 'revoked' : undefined}>
                 <td>
@@ -125,7 +112,6 @@ export function KeysPage({ admin }: { admin: boolean }) {
                 )}
               </tr>
             ))}
-          </tbody>
         </Table>
       )}
       {cursor && (

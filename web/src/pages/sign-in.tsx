@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, Problem, type Session } from '../api';
+import { api, must, Problem, type Session } from '../api';
 import { ProblemView } from '../ui';
 
 /** Why sign-in failed, and what to do about it. */
@@ -20,15 +20,10 @@ export function SignIn({ reason, onSignedIn }: { reason: string | null; onSigned
     setBusy(true);
     setProblem(null);
     try {
-      const { data, error, response } = await api.POST('/session', { body: { email, password } });
-      if (!data) {
-        // A 429's detail says how long to wait (from its Retry-After).
-        const p = error as { code?: string; detail?: string } | undefined;
-        throw new Problem(response.status, p?.code ?? `http_${response.status}`, p?.detail ?? `Sign-in failed (${response.status}).`);
-      }
-      onSignedIn(data);
+      // A 429's detail says how long to wait (from its Retry-After); a lost connection is a Problem too.
+      onSignedIn(await must(api.POST('/session', { body: { email, password } })));
     } catch (error) {
-      setProblem(error instanceof TypeError ? new Problem(0, 'network', 'The server could not be reached. Check the connection and try again.') : explain(error));
+      setProblem(explain(error));
     } finally {
       setBusy(false);
     }

@@ -61,16 +61,7 @@ export function WebhooksPage({ admin }: { admin: boolean }) {
       <ProblemView problem={problem} />
       {data && data.data.length === 0 && <p>No webhooks yet.</p>}
       {data && data.data.length > 0 && (
-        <Table caption="Webhooks">
-          <thead>
-            <tr>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">Last deliveries</th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Webhooks" columns={['URL', 'Events', 'Enabled', 'Last deliveries']}>
             {data.data.map((w) => (
               <tr key={w.id}>
                 <td>
@@ -84,7 +75,6 @@ export function WebhooksPage({ admin }: { admin: boolean }) {
                 </td>
               </tr>
             ))}
-          </tbody>
         </Table>
       )}
     </>
@@ -232,18 +222,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
       <ProblemView problem={problem} />
       {data && data.data.length === 0 && <p>No deliveries{status ? ` with status ${status}` : ''}.</p>}
       {data && data.data.length > 0 && (
-        <Table caption="Deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
+        <Table caption="Deliveries" columns={['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details']}>
             {data.data.map((d: Delivery) => (
               <tr key={d.id}>
                 <td>{when(d.created_at)}</td>
@@ -260,7 +239,6 @@ function Deliveries({ id, round }: { id: string; round: number }) {
                 </td>
               </tr>
             ))}
-          </tbody>
         </Table>
       )}
     </section>
@@ -462,18 +440,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
           {d.attempts.length === 0 ? (
             <p>No attempt yet.</p>
           ) : (
-            <Table caption="Attempts">
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Response</th>
-                </tr>
-              </thead>
-              <tbody>
+            <Table caption="Attempts" columns={['#', 'Time', 'Status', 'Duration', 'Error', 'Response']}>
                 {d.attempts.map((a) => (
                   <tr key={a.attempt}>
                     <td>{a.attempt}</td>
@@ -484,8 +451,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
                     <td>{a.response_excerpt ? <pre>{a.response_excerpt}</pre> : '—'}</td>
                   </tr>
                 ))}
-              </tbody>
-            </Table>
+        </Table>
           )}
         </>
       )}
