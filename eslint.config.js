@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'build/', 'examples/generated/', 'web/generated/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'build/', 'examples/generated/', 'web/generated/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // The CLI and the banner of `npm start` print to stdout on purpose.
-    files: ['src/cli/**', 'src/server.ts', 'bench/**', 'test/**', 'examples/**', 'web/build.ts'],
+    files: ['src/cli/**', 'src/server.ts', 'bench/**', 'test/**', 'examples/**', 'web/build.ts', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -7,6 +7,9 @@ import { backend } from './backend.js';
 
 const TSX = ['--import', 'tsx'];
 
+/** Node's arguments for an entry point: TypeScript through tsx, compiled JavaScript (dist/) as it is. */
+const nodeArgs = (script: string) => [...(script.endsWith('.ts') ? TSX : []), path.join(ROOT_DIR, script)];
+
 export interface RunResult {
   code: number | null;
   stdout: string;
@@ -16,7 +19,7 @@ export interface RunResult {
 /** Runs a TypeScript entry point of ours as its own process, on this run's backend. */
 export function run(script: string, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, script), ...args], {
+    const child = spawn(process.execPath, [...nodeArgs(script), ...args], {
       cwd: ROOT_DIR,
       env: { PATH: process.env.PATH ?? '', ...backend().env, ...env },
     });
@@ -41,10 +44,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `npm start`'s entry point as a real process on a free port; resolves once it listens. */
-export function startServer(env: Record<string, string> = {}): Promise<ServerProcess> {
+/**
+ * `npm start`'s entry point (or `script`, such as the compiled dist/src/server.js) as a real
+ * process on a free port; resolves once it listens.
+ */
+export function startServer(env: Record<string, string> = {}, script = 'src/server.ts'): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, 'src/server.ts')], {
+    const child = spawn(process.execPath, nodeArgs(script), {
       cwd: ROOT_DIR,
       env: { PATH: process.env.PATH ?? '', ...backend().env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', ...env },
     });
@@ -86,10 +92,10 @@ export interface WorkerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `npm run worker`'s entry point as a real process; resolves once its loop runs. */
-export function startWorkerProcess(env: Record<string, string> = {}): Promise<WorkerProcess> {
+/** `npm run worker`'s entry point (or `script`) as a real process; resolves once its loop runs. */
+export function startWorkerProcess(env: Record<string, string> = {}, script = 'src/worker.ts'): Promise<WorkerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...TSX, path.join(ROOT_DIR, 'src/worker.ts')], {
+    const child = spawn(process.execPath, nodeArgs(script), {
       cwd: ROOT_DIR,
       env: { PATH: process.env.PATH ?? '', ...backend().env, LOG_LEVEL: 'info', ...env },
     });
