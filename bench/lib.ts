@@ -11,6 +11,7 @@ import { createKey, createWorkspace } from '../src/auth/keys.js';
 import { ROOT_DIR, loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/connect.js';
 import { migrateLatest } from '../src/db/migrate.js';
+import { newKey } from '../src/secrets/keyring.js';
 
 const RAW_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test';
 /** `BENCH_DATABASE_URL=sqlite:FILE` benchmarks the embedded default: SQLite and the in-memory limiter. */
@@ -22,6 +23,8 @@ export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Load is spread over this many keys (6000 requests/minute each) so the limiter admits it all. */
 export const KEYS = 100;
 const DATABASE = 'wsapi_bench';
+/** MySQL requires SECRET_KEYS: one for the run (every bench database is made afresh). */
+const SECRET_KEYS = process.env.SECRET_KEYS ?? newKey();
 
 /**
  * Where a bench database lives: `wsapi_bench` (or the SQLite file given), and for a `name`, a
@@ -32,7 +35,7 @@ export function storageFor(name = ''): Record<string, string> {
   if (EMBEDDED) return { DATABASE_URL: name ? `${RAW_URL}-${name}` : RAW_URL };
   const url = new URL(SERVER_URL.href);
   url.pathname = `/${DATABASE}${name ? `_${name}` : ''}`;
-  return { DATABASE_URL: url.href, REDIS_URL, REDIS_PREFIX: `wsapi_bench${name ? `_${name}` : ''}:` };
+  return { DATABASE_URL: url.href, REDIS_URL, REDIS_PREFIX: `wsapi_bench${name ? `_${name}` : ''}:`, SECRET_KEYS };
 }
 export const env = { PATH: process.env.PATH ?? '', ...storageFor(), LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
 /** What the figures were measured on. */

@@ -3,6 +3,7 @@ import { createDeps, type Deps, type DepsOverrides } from './deps.js';
 import { migrateCreating } from './db/create.js';
 import { loadRegistry, type Registry } from './kernel/registry.js';
 import { StartupError } from './startup.js';
+import { refuseUnopenable } from './secrets/stored.js';
 
 /**
  * loadConfig -> plugins -> createDeps: the start of every entry point. A bad setting or plugin
@@ -18,8 +19,9 @@ export async function boot(env: NodeJS.ProcessEnv = process.env, overrides: Deps
 /** Brings the database to the latest schema; returns what was applied. */
 export async function migrate(deps: Deps): Promise<string[]> {
   try {
-    const { applied, created } = await migrateCreating(deps.db, deps.config.database, deps.config.migrationsDirs);
+    const { applied, created } = await migrateCreating(deps.db, deps.config.database, deps.config.migrationsDirs, { keyring: deps.secrets });
     if (created) deps.log.info({ database: created }, 'created the database');
+    await refuseUnopenable(deps.db, deps.secrets, deps.config);
     return applied;
   } catch (err) {
     await deps.close();

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { decodeKey } from './secrets/keyring.js';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
@@ -45,6 +46,11 @@ export interface Config {
   readonly demo: boolean;
   /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
   readonly metrics: { port: number; host: string } | undefined;
+  /**
+   * The keys webhook secrets are sealed under (SECRET_KEYS, newest first); undefined on the
+   * embedded default without it: the key file in the data folder is used (secrets/load.ts).
+   */
+  readonly secretKeys: readonly Buffer[] | undefined;
 }
 
 /** What one client connection may take of the server (node:http settings). */
@@ -170,6 +176,21 @@ function parseOrigins(raw: string | undefined): string[] {
   });
 }
 
+function parseSecretKeys(raw: string | undefined, database: DatabaseConfig): readonly Buffer[] | undefined {
+  if (raw === undefined || raw.trim() === '') {
+    if (database.client === 'mysql') {
+      throw new ConfigError('SECRET_KEYS', 'is required with a MySQL DATABASE_URL: webhook secrets are stored encrypted under it. Make a key with `openssl rand -base64 32`, set SECRET_KEYS to it, and keep it apart from the database and its backups');
+    }
+    return undefined;
+  }
+  const keys = raw.split(',').map((part, i) => {
+    const key = decodeKey(part);
+    if (!key) throw new ConfigError('SECRET_KEYS', `must be a comma-separated list of base64 32-byte keys, newest first (as \`openssl rand -base64 32\` prints); key ${i + 1} is not one`);
+    return key;
+  });
+  return Object.freeze(keys);
+}
+
 /** How long events are kept unless RETENTION_DAYS says otherwise. */
 export const DEFAULT_RETENTION_DAYS = 30;
 export const DAY_MS = 24 * 3600 * 1000;
@@ -228,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
     usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
     retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,
+    secretKeys: parseSecretKeys(env.SECRET_KEYS, database),
     metrics: env.METRICS_PORT ? Object.freeze({ port: integer(env, 'METRICS_PORT', 0, 0, 65535), host: env.METRICS_HOST || '127.0.0.1' }) : undefined,
   });
 }

@@ -6,6 +6,8 @@ import { createDb } from './db/connect.js';
 import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
 import { createNotifier, type Notifier } from './events/notify.js';
+import type { Keyring } from './secrets/keyring.js';
+import { loadKeyring } from './secrets/load.js';
 
 export interface Clock {
   /** Milliseconds since the epoch. */
@@ -24,6 +26,8 @@ export interface Deps {
   readonly notifier: Notifier;
   /** This process's Prometheus series (served on METRICS_PORT when set). */
   readonly metrics: Metrics;
+  /** Seals and opens secrets stored in the database (SECRET_KEYS, or the embedded key file). */
+  readonly secrets: Keyring;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 
 /** Builds the shared pieces once; everything downstream receives them as a plain object. */
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+  const secrets = loadKeyring(config);
   const log = overrides.log ?? createLogger(config.logLevel);
   const db = createDb(config.database, log);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
@@ -62,6 +67,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     notifier,
     metrics: createMetrics({ db, redis, redisConfigured: config.redisUrl !== undefined, now: () => clock.now() }),
     clock,
+    secrets,
     async close() {
       await notifier.close();
       await redis?.close();

@@ -10,6 +10,7 @@ import { ApiError } from '../errors.js';
 import { createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
+import { resealAll } from '../secrets/stored.js';
 
 const USAGE = `Usage:
   npm run admin -- workspace create --name NAME --plan PLAN [--json]
@@ -21,7 +22,8 @@ const USAGE = `Usage:
   npm run admin -- user create --workspace WS_ID --email E [--name N] [--role admin|viewer] [--json]
   npm run admin -- user list --workspace WS_ID [--json]
   npm run admin -- user reset-password USER_ID [--json]
-  npm run admin -- user disable USER_ID [--json]`;
+  npm run admin -- user disable USER_ID [--json]
+  npm run admin -- secrets re-encrypt [--json]`;
 
 class UsageError extends Error {}
 
@@ -145,6 +147,14 @@ async function main(argv: string[]): Promise<number> {
           );
         }
         print(result, text);
+        break;
+      }
+      case 'secrets re-encrypt': {
+        const rows = await resealAll(deps.db, deps.secrets);
+        print(
+          { reencrypted: rows, key: deps.secrets.newestId },
+          `re-encrypted the webhook secrets of ${rows} subscription${rows === 1 ? '' : 's'} under key ${deps.secrets.newestId} (the first of SECRET_KEYS); every stored secret is now under it, so older keys can leave SECRET_KEYS`,
+        );
         break;
       }
       default:

@@ -17,7 +17,9 @@ async function main(): Promise<void> {
   const at = args.indexOf('--out');
   const out = at >= 0 ? args[at + 1] : undefined;
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
-  const config = loadConfig(process.env);
+  // The document depends on no storage: the database's settings (and SECRET_KEYS, which MySQL requires) are not read.
+  const { DATABASE_URL: _database, SECRET_KEYS: _keys, ...env } = process.env;
+  const config = loadConfig(env);
   const registry = await loadRegistry(config.pluginsDir);
   const document = args.includes('--internal')
     ? buildInternalOpenApi(internalApi(registry), serviceVersion())

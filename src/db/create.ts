@@ -1,7 +1,7 @@
 import knex, { type Knex } from 'knex';
 import type { DatabaseConfig } from '../config.js';
 import { StartupError } from '../startup.js';
-import { migrateLatest } from './migrate.js';
+import { migrateLatest, type MigrationParams } from './migrate.js';
 
 /**
  * A connection refused for its database: it does not exist (1049), or, as MariaDB tells a user
@@ -35,12 +35,12 @@ export async function createMissingDatabase(databaseUrl: string): Promise<string
  * Brings the database to the latest schema, first creating a MySQL database that does not exist
  * yet (when the user may). What every entry point that migrates calls.
  */
-export async function migrateCreating(db: Knex, database: DatabaseConfig, dirs: readonly string[]): Promise<{ applied: string[]; created?: string }> {
+export async function migrateCreating(db: Knex, database: DatabaseConfig, dirs: readonly string[], params: MigrationParams = {}): Promise<{ applied: string[]; created?: string }> {
   try {
-    return { applied: await migrateLatest(db, dirs) };
+    return { applied: await migrateLatest(db, dirs, params) };
   } catch (err) {
     if (database.client !== 'mysql' || !isMissingDatabase(err)) throw err;
     const created = await createMissingDatabase(database.url);
-    return { applied: await migrateLatest(db, dirs), created };
+    return { applied: await migrateLatest(db, dirs, params), created };
   }
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
+import type { Keyring } from '../secrets/keyring.js';
 
 interface MigrationFile {
   name: string;
@@ -35,8 +36,13 @@ class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
   }
 }
 
-export async function migrateLatest(db: Knex, dirs: readonly string[]): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: new FolderMigrationSource(dirs) })) as [number, string[]];
+/** What migrations receive beside the schema (as knex.userParams): the keyring that seals secrets. */
+export interface MigrationParams {
+  keyring?: Keyring;
+}
+
+export async function migrateLatest(db: Knex, dirs: readonly string[], params: MigrationParams = {}): Promise<string[]> {
+  const [, applied] = (await db.withUserParams({ ...params }).migrate.latest({ migrationSource: new FolderMigrationSource(dirs) })) as [number, string[]];
   return applied;
 }
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Keyring } from '../secrets/keyring.js';
 import type { Who } from '../kernel/route.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
@@ -24,6 +25,8 @@ export interface WebhookDeps {
   db: Knex;
   clock: Clock;
   notifier: Notifier;
+  /** Seals the signing secrets it stores. */
+  secrets: Keyring;
   config: Pick<Config, 'webhookAllowPrivate' | 'webhookRetryDelays'>;
   resolve: Resolve;
   catalog: readonly EventInfo[];
@@ -75,7 +78,7 @@ async function requireWebhookPlan(db: Knex, workspace: Workspace): Promise<void>
 
 export async function createWebhook(deps: WebhookDeps, who: Who, body: { url: string; events: string[]; description?: string | null; max_deliveries_per_second?: number | null }) {
   await checkInput(deps, body);
-  const { row, secret } = await createSubscription(deps.db, who.workspace.id, body, deps.clock.now(), who);
+  const { row, secret } = await createSubscription(deps.db, deps.secrets, who.workspace.id, body, deps.clock.now(), who);
   return { ...toSubscription(row), secret };
 }
 
@@ -99,7 +102,7 @@ export async function deleteWebhook(deps: WebhookDeps, who: Who, id: string): Pr
 }
 
 export async function rotateWebhookSecret(deps: WebhookDeps, who: Who, id: string) {
-  const { row, secret } = await rotateSecret(deps.db, who.workspace.id, id, deps.clock.now(), who);
+  const { row, secret } = await rotateSecret(deps.db, deps.secrets, who.workspace.id, id, deps.clock.now(), who);
   return { ...toSubscription(row), secret };
 }
 

@@ -8,6 +8,7 @@ import { newId } from '../ids.js';
 import { afterKeyset } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { newSecret } from './signing.js';
+import type { Keyring } from '../secrets/keyring.js';
 import { recordAudit, type AuditContext } from '../audit/log.js';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -78,7 +79,7 @@ export interface NewSubscription {
  * `webhooks_per_month` created per UTC calendar month (deleted ones count). The workspace row
  * is locked so two concurrent creations cannot both take the last one.
  */
-export async function createSubscription(db: Knex, workspaceId: string, input: NewSubscription, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function createSubscription(db: Knex, keyring: Keyring, workspaceId: string, input: NewSubscription, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
   return transaction(db, async (trx) => {
     const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
     const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
@@ -90,8 +91,9 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
       throw new ApiError('webhook_limit_reached', `The ${plan.name} plan allows ${plan.webhooks_per_month} webhook subscriptions created per calendar month (UTC), deleted ones included; this month's are used.`);
     }
     const secret = newSecret();
+    const id = newId('wh_');
     const row: SubscriptionRow = {
-      id: newId('wh_'),
+      id,
       workspace_id: workspaceId,
       url: input.url,
       events: JSON.stringify(input.events),
@@ -99,7 +101,7 @@ export async function createSubscription(db: Knex, workspaceId: string, input: N
       enabled: true,
       max_deliveries_per_second: input.max_deliveries_per_second ?? null,
       disabled_reason: null,
-      secret,
+      secret: keyring.seal(secret, id),
       previous_secret: null,
       previous_secret_until: null,
       failing_since: null,
@@ -165,20 +167,23 @@ export async function deleteSubscription(db: Knex, workspaceId: string, id: stri
 }
 
 /** A new secret; the old one keeps signing beside it for 24 hours. */
-export async function rotateSecret(db: Knex, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function rotateSecret(db: Knex, keyring: Keyring, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
   return transaction(db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const secret = newSecret();
-    const update = { secret, previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
+    const update = { secret: keyring.seal(secret, row.id), previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
     await recordAudit(trx, audit, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
     return { row: { ...row, ...update }, secret };
   });
 }
 
-/** The secrets that sign now: the current one, and a rotated-out one within its grace period. */
-export function signingSecrets(row: Pick<SubscriptionRow, 'secret' | 'previous_secret' | 'previous_secret_until'>, now: number): string[] {
-  const secrets = [row.secret];
-  if (row.previous_secret && asNumber(row.previous_secret_until) > now) secrets.push(row.previous_secret);
+/**
+ * The secrets that sign now, opened: the current one, and a rotated-out one within its grace
+ * period. Throws SealError for a secret the keyring cannot open.
+ */
+export function signingSecrets(row: Pick<SubscriptionRow, 'id' | 'secret' | 'previous_secret' | 'previous_secret_until'>, now: number, keyring: Keyring): string[] {
+  const secrets = [keyring.open(row.secret, row.id)];
+  if (row.previous_secret && asNumber(row.previous_secret_until) > now) secrets.push(keyring.open(row.previous_secret, row.id));
   return secrets;
 }

@@ -4,7 +4,7 @@ import { claimDue, deferClaimed, nextDue, type Job } from './claim.js';
 import { Throttle } from './throttle.js';
 import { fanOut } from './fanout.js';
 import { failUnsendable, recordOutcomes, type Finished } from './record.js';
-import { createSender } from './send.js';
+import { createSender, type Outcome } from './send.js';
 import { createResolve } from './ssrf.js';
 import { signingSecrets } from './subscriptions.js';
 
@@ -39,8 +39,8 @@ export interface WorkerOptions {
   inline?: boolean;
 }
 
-export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics'> & Partial<Pick<Deps, 'redis'>>, options: WorkerOptions = {}): Worker {
-  const { db, clock, log, config, notifier, metrics } = deps;
+export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics' | 'secrets'> & Partial<Pick<Deps, 'redis'>>, options: WorkerOptions = {}): Worker {
+  const { db, clock, log, config, notifier, metrics, secrets: keyring } = deps;
   const throttle = new Throttle(db, deps.redis, config.redisPrefix, log);
   const id = `wrk_${randomBytes(6).toString('hex')}`;
   const sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
@@ -97,9 +97,20 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
     return recording;
   }
 
+  /** Sends one job; a secret the keyring cannot open is a failed attempt (retried), never a crash. */
+  function send(job: Job): Promise<Outcome> {
+    let secrets: string[];
+    try {
+      secrets = signingSecrets({ id: job.delivery.subscription_id, ...job }, clock.now(), keyring);
+    } catch (err) {
+      log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the signing secret');
+      return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the signing secret cannot be opened with SECRET_KEYS' });
+    }
+    return sender.send({ url: job.url, eventId: job.delivery.event_id, body: job.payload, secrets });
+  }
+
   function deliver(job: Job): void {
-    const attempt = sender
-      .send({ url: job.url, eventId: job.delivery.event_id, body: job.payload, secrets: signingSecrets(job, clock.now()) })
+    const attempt = send(job)
       .then((outcome) => {
         metrics.deliveryDuration.observe(outcome.durationMs / 1000);
         finished.push({ job, outcome });

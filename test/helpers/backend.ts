@@ -7,6 +7,7 @@ import { createClient } from 'redis';
 import { loadConfig } from '../../src/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { migrateLatest } from '../../src/db/migrate.js';
+import { newKey } from '../../src/secrets/keyring.js';
 
 /**
  * The backend this run tests: the embedded default, or MySQL + Redis when DATABASE_URL and
@@ -40,7 +41,8 @@ export async function setUpBackend(): Promise<void> {
     const url = new URL(server.href);
     url.pathname = `/${database}`;
     const prefix = `wsapi_test_${run}:`;
-    current = { kind: 'mysql', env: { ...base, DATABASE_URL: url.href, REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: prefix } };
+    // MySQL needs SECRET_KEYS (webhook secrets are sealed under it): one key for this run.
+    current = { kind: 'mysql', env: { ...base, DATABASE_URL: url.href, REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: prefix, SECRET_KEYS: process.env.SECRET_KEYS ?? newKey() } };
     cleanup = async () => {
       await admin.raw('DROP DATABASE IF EXISTS ??', [database]);
       await admin.destroy();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { isolatedDatabase } from '../helpers/backend.js';
 import { freePort, startServer, startWorkerProcess, type ServerProcess } from '../helpers/processes.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -33,17 +34,21 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
   let server: ServerProcess;
   let receiver: Receiver;
   let port: number;
+  // The inline worker counts every delivery it makes: a database of its own keeps the other tests' out of the counts.
+  let storage: Awaited<ReturnType<typeof isolatedDatabase>>;
 
   before(async () => {
-    seeder = await startApp();
+    storage = await isolatedDatabase('metrics');
     receiver = await startReceiver();
     port = await freePort();
-    server = await startServer({ METRICS_PORT: String(port), WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    server = await startServer({ ...storage.env, METRICS_PORT: String(port), WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    seeder = await startApp({ env: storage.env });
   });
   after(async () => {
     await server.stop();
     await seeder.close();
     await receiver.close();
+    await storage.drop();
   });
 
   it('counts known requests by route template, method and status, the 401s, and a delivery with its duration', async () => {
@@ -83,7 +88,7 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).to.equal(404);
     expect((await fetch(`http://127.0.0.1:${port}/metrics`, { method: 'POST' })).status).to.equal(404);
     const workerPort = await freePort();
-    const worker = await startWorkerProcess({ METRICS_PORT: String(workerPort) });
+    const worker = await startWorkerProcess({ ...storage.env, METRICS_PORT: String(workerPort) });
     try {
       let families = new Map<string, Family>();
       await waitFor(async () => {
