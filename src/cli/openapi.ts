@@ -18,8 +18,7 @@ async function main(): Promise<void> {
   const out = at >= 0 ? args[at + 1] : undefined;
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
   // The document depends on no storage: the database's settings (and SECRET_KEYS, which MySQL requires) are not read.
-  const { DATABASE_URL: _database, SECRET_KEYS: _keys, ...env } = process.env;
-  const config = loadConfig(env);
+  const config = loadConfig(Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'SECRET_KEYS')));
   const registry = await loadRegistry(config.pluginsDir);
   const document = args.includes('--internal')
     ? buildInternalOpenApi(internalApi(registry), serviceVersion())
