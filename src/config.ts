@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { clusterNodes } from './db/redis.js';
 import { decodeKey } from './secrets/keyring.js';
 
 export type DatabaseConfig =
@@ -127,14 +128,21 @@ function parseDatabase(url: string): DatabaseConfig {
 
 function parseRedisUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
+  if (/^rediss?-cluster:/.test(raw)) {
+    const nodes = clusterNodes(raw)?.nodes ?? [];
+    if (nodes.length === 0 || nodes.some((node) => !/^rediss?:\/\/[^\s:/]+:\d{1,5}$/.test(node))) {
+      throw new ConfigError('REDIS_URL', 'a cluster URL lists nodes as host:port, as in redis-cluster://10.0.0.1:7000,10.0.0.2:7000');
+    }
+    return raw;
+  }
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError('REDIS_URL', 'is not a URL (expected redis://host:6379)');
+    throw new ConfigError('REDIS_URL', 'is not a URL (expected redis://host:6379, or redis-cluster://host:port,host:port for a cluster)');
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new ConfigError('REDIS_URL', `unsupported scheme "${parsed.protocol}" (expected redis: or rediss:)`);
+    throw new ConfigError('REDIS_URL', `unsupported scheme "${parsed.protocol}" (expected redis:, rediss:, or redis-cluster: for a cluster)`);
   }
   return raw;
 }

@@ -1,16 +1,52 @@
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 import type { Logger } from 'pino';
 
-/** A client with our connection settings; it connects when told to. */
-export function redisClient(url: string) {
-  return createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
-  });
+/**
+ * What the service asks of Redis: a single node and a Redis Cluster both answer it. Keys a
+ * script touches together share a hash tag (`{key:<id>}`), so they sit in one slot.
+ */
+export interface RedisClient {
+  readonly isOpen: boolean;
+  readonly isReady: boolean;
+  connect(): Promise<unknown>;
+  destroy(): void;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  set(key: string, value: string, options: { EX: number }): Promise<unknown>;
+  publish(channel: string, message: string): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
 }
 
-export type RedisClient = ReturnType<typeof redisClient>;
+/** `redis-cluster://[user:pass@]host:port[,host:port...]` (`rediss-cluster:` for TLS) names a cluster by some of its nodes. */
+export const CLUSTER_URL = /^(rediss?)-cluster:\/\/(?:([^@/]*)@)?([^/@?#]+)\/?$/;
+
+/** The seed nodes of a cluster URL, each as a plain node URL; undefined for a single node's URL. */
+export function clusterNodes(url: string): { nodes: string[]; username?: string; password?: string; tls: boolean } | undefined {
+  const match = CLUSTER_URL.exec(url);
+  if (!match) return undefined;
+  const [, scheme, credentials, hosts] = match;
+  const [username, password] = (credentials ?? '').split(':').map((part) => decodeURIComponent(part));
+  return {
+    nodes: hosts!.split(',').map((host) => `${scheme}://${host.trim()}`),
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+    tls: scheme === 'rediss',
+  };
+}
+
+const SOCKET = { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) };
+
+/** A client with our connection settings, to one node or (for a cluster URL) a cluster; it connects when told to. */
+export function redisClient(url: string): RedisClient {
+  const cluster = clusterNodes(url);
+  if (!cluster) return createClient({ url, disableOfflineQueue: true, socket: SOCKET });
+  return createCluster({
+    rootNodes: cluster.nodes.map((node) => ({ url: node })),
+    // Every connection to a discovered node is made from these (credentials included).
+    defaults: { disableOfflineQueue: true, socket: { ...SOCKET, ...(cluster.tls ? { tls: true as const } : {}) }, ...(cluster.username ? { username: cluster.username } : {}), ...(cluster.password ? { password: cluster.password } : {}) },
+  });
+}
 
 export interface Redis {
   readonly client: RedisClient;
@@ -41,18 +77,11 @@ export function createRedis(url: string, log: Logger): Redis {
   return {
     client,
     isReady: () => client.isReady,
-    whenReady(timeoutMs) {
-      if (client.isReady) return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (ready: boolean) => {
-          clearTimeout(timer);
-          client.off('ready', onReady);
-          resolve(ready);
-        };
-        const onReady = () => done(true);
-        const timer = setTimeout(() => done(false), timeoutMs);
-        client.on('ready', onReady);
-      });
+    async whenReady(timeoutMs) {
+      // Polled: a node client says 'ready', a cluster does not; both say isReady.
+      const until = Date.now() + timeoutMs;
+      while (!client.isReady && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      return client.isReady;
     },
     async close() {
       if (client.isOpen) client.destroy();

@@ -1,5 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/config.js';
 import { waitFor } from './app.js';
@@ -148,4 +150,37 @@ export async function startRedis(port: number): Promise<ChildProcess> {
     'redis-server to listen',
   );
   return child;
+}
+
+/**
+ * A Redis Cluster of the test's own: three masters on loopback (`redis-server
+ * --cluster-enabled yes`, then `redis-cli --cluster create`), keeping nothing but their node
+ * files in a temporary folder; resolves once the cluster says `cluster_state:ok`.
+ */
+export async function startRedisCluster(): Promise<{ ports: number[]; url: string; stop(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-redis-cluster-'));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const children = ports.map((port) =>
+    spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--dir', dir], { stdio: 'ignore' }),
+  );
+  const stop = async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await Promise.all(children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((r) => child.once('exit', r)) : undefined)));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) {
+      await waitFor(() => new Promise<boolean>((resolve) => {
+        const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+        s.on('error', () => resolve(false));
+      }), 5000, 'redis-server to listen');
+    }
+    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 20_000 });
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.stdout}${create.stderr}`);
+    await waitFor(() => ports.every((p) => /cluster_state:ok/.test(spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout)), 15_000, 'the cluster to be ok');
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { ports, url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
 }
