@@ -161,6 +161,7 @@ describe('a bad setting stops start-up, naming it', () => {
     [{ PORT: 'eighty' }, /PORT: must be an integer/],
     [{ DATABASE_URL: 'postgres://x/y' }, /DATABASE_URL: unsupported scheme/],
     [{ REDIS_URL: 'http://localhost' }, /REDIS_URL: unsupported scheme/],
+    [{ REDIS_URL: 'redis-cluster://10.0.0.1,10.0.0.2:7000' }, /REDIS_URL: a cluster URL lists nodes as host:port/],
     [{ WORKER: 'sometimes' }, /WORKER: must be one of inline, off/],
     [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, /WEBHOOK_ALLOW_PRIVATE: must be true or false/],
     [{ WEBHOOK_RETRY_DELAYS: '5,soon' }, /WEBHOOK_RETRY_DELAYS: must be a comma-separated list of seconds/],

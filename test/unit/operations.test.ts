@@ -1,4 +1,6 @@
+// Pure pieces of operating the service: the keyring of SECRET_KEYS and the Redis Cluster URL.
 import { expect } from 'chai';
+import { clusterNodes } from '../../src/db/redis.js';
 import { createKeyring, decodeKey, keyId, newKey, SealError } from '../../src/secrets/keyring.js';
 
 describe('the keyring of SECRET_KEYS (AES-256-GCM)', () => {
@@ -33,5 +35,13 @@ describe('the keyring of SECRET_KEYS (AES-256-GCM)', () => {
     expect(decodeKey(` ${newKey()}\n`)).to.have.length(32);
     expect(decodeKey(Buffer.alloc(16).toString('base64'))).to.equal(undefined);
     expect(decodeKey('not a key')).to.equal(undefined);
+  });
+});
+
+describe('a Redis Cluster URL', () => {
+  it('names seed nodes, carrying credentials and TLS to every node', () => {
+    expect(clusterNodes('redis-cluster://10.0.0.1:7000,10.0.0.2:7001')).to.deep.equal({ nodes: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7001'], tls: false });
+    expect(clusterNodes('rediss-cluster://app:p%40ss@h1:7000')).to.deep.equal({ nodes: ['rediss://h1:7000'], username: 'app', password: 'p@ss', tls: true });
+    expect(clusterNodes('redis://127.0.0.1:6379')).to.equal(undefined);
   });
 });
