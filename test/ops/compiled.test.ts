@@ -1,9 +1,12 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { ROOT_DIR } from '../../src/config.js';
-import { isolatedDatabase } from '../helpers/backend.js';
-import { run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
+import { waitFor } from '../helpers/app.js';
+import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { freePort, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
 
 /** `npm run build`, as an operator runs it before deploying. */
 function npmRunBuild(): Promise<RunResult> {
@@ -35,6 +38,35 @@ async function halfSentPost(url: string, path: string, token: string, body: stri
     socket.write(body.slice(half));
     return ended;
   };
+}
+
+/**
+ * A command as a process manager runs it, in the install folder (this checkout): a Procfile
+ * line through the shell, a unit's ExecStart as its words (systemd runs no shell). A stop
+ * sends SIGTERM to the process it started; the exit code is that process's.
+ */
+function declared(command: string | string[], env: Record<string, string>) {
+  const [file, ...args] = typeof command === 'string' ? ['sh', '-c', command] : command;
+  const child = spawn(file!, args, { cwd: ROOT_DIR, env: { PATH: process.env.PATH ?? '', ...backend().env, LOG_LEVEL: 'info', ...env } });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d));
+  child.stderr.on('data', (d: Buffer) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    output: () => out,
+    exited,
+    async stop(): Promise<number | null> {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** The [Service] settings of a systemd unit in deploy/systemd/. */
+function unit(name: string): { execStart: string[]; workingDirectory: string } {
+  const text = fs.readFileSync(path.join(ROOT_DIR, 'deploy/systemd', name), 'utf8');
+  const setting = (key: string) => new RegExp(`^${key}=(.*)$`, 'm').exec(text)?.[1] ?? '';
+  return { execStart: setting('ExecStart').split(' '), workingDirectory: setting('WorkingDirectory') };
 }
 
 describe('the compiled build (npm run build, then node dist/...)', function () {
@@ -95,5 +127,57 @@ describe('the compiled build (npm run build, then node dist/...)', function () {
     const worker = await startWorkerProcess(env, 'dist/src/worker.js');
     expect(await worker.stop('SIGTERM')).to.equal(0);
     expect(worker.output()).to.match(/"msg":"delivery worker stopped"/);
+  });
+
+  describe('deploying it as the README says (deploy/systemd, Procfile)', () => {
+    it('has systemd units that systemd-analyze accepts, and whose commands, run in the install folder, migrate, serve and deliver, each stopping with 0 on SIGTERM', async function () {
+      const analyze = spawnSync('systemd-analyze', ['verify', ...fs.readdirSync(path.join(ROOT_DIR, 'deploy/systemd')).filter((f) => f.endsWith('.service')).map((f) => path.join(ROOT_DIR, 'deploy/systemd', f))], { encoding: 'utf8' });
+      if (analyze.error) console.log('      (systemd-analyze is not installed: the units are run, not verified)');
+      else expect(analyze.status, analyze.stderr).to.equal(0);
+
+      const units = ['workspace-api-migrate.service', 'workspace-api.service', 'workspace-api-worker@.service'].map(unit);
+      for (const u of units) {
+        expect(u.workingDirectory).to.equal('/opt/workspace-api');
+        expect(u.execStart.join(' ')).to.match(/^\/usr\/bin\/node dist\/src\/[a-z/]+\.js$/);
+      }
+      const [migrateUnit, serverUnit, workerUnit] = units;
+      const port = await freePort();
+      const migrated = declared(migrateUnit!.execStart, env);
+      expect(await migrated.exited, migrated.output()).to.equal(0);
+      const server = declared(serverUnit!.execStart, { ...env, PORT: String(port), WORKER: 'off' });
+      const worker = declared(workerUnit!.execStart, env);
+      try {
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 20_000, 'the server unit to be ready');
+        await waitFor(() => worker.output().includes('"msg":"delivery worker started"'), 20_000, 'the worker unit to start');
+      } finally {
+        expect(await server.stop(), server.output()).to.equal(0);
+        expect(await worker.stop(), worker.output()).to.equal(0);
+      }
+    });
+
+    it('has a Procfile whose release, web and worker processes work as written', async () => {
+      const processes = Object.fromEntries(
+        fs
+          .readFileSync(path.join(ROOT_DIR, 'Procfile'), 'utf8')
+          .split('\n')
+          .filter((line) => line.trim())
+          .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      expect(Object.keys(processes)).to.deep.equal(['release', 'web', 'worker']);
+      const release = declared(processes.release!, env);
+      expect(await release.exited, release.output()).to.equal(0);
+      const port = await freePort();
+      // A platform gives the web process its PORT; the Procfile makes it listen on every address.
+      const web = declared(processes.web!, { ...env, PORT: String(port) });
+      const worker = declared(processes.worker!, env);
+      try {
+        await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 20_000, 'the web process to be ready');
+        expect(web.output()).to.match(/"host":"0\.0\.0\.0"/);
+        await waitFor(() => worker.output().includes('"msg":"delivery worker started"'), 20_000, 'the worker process to start');
+      } finally {
+        expect(await web.stop(), web.output()).to.equal(0);
+        expect(await worker.stop(), worker.output()).to.equal(0);
+      }
+    });
   });
 });
