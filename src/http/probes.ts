@@ -36,7 +36,8 @@ export function probes(deps: { db: Knex; redis: Redis | undefined; config: Pick<
     );
     return {
       database,
-      migrations: database === 'ok' ? await migrations().catch((): Check => 'unreachable') : 'unreachable',
+      // Seen applied once, they stay applied: a database that went away fails alone.
+      migrations: migrated ? 'ok' : database === 'ok' ? await migrations().catch((): Check => 'unreachable') : 'unreachable',
       redis: deps.config.redisUrl === undefined ? 'not configured' : deps.redis?.isReady() ? 'ok' : 'unreachable',
     };
   }

@@ -184,3 +184,50 @@ export async function startRedisCluster(): Promise<{ ports: number[]; url: strin
   }
   return { ports, url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, stop };
 }
+
+/** Whether `command` is on PATH (or at that absolute path). */
+function installed(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).status === 0;
+}
+
+/**
+ * A MariaDB server of the test's own (`mariadb-install-db`, then `mariadbd`) on a loopback
+ * port, with its data in a temporary folder and a database `wsapi`; `stop()` shuts it down and
+ * `start()` brings it back on the same port and data. Undefined where MariaDB is not installed.
+ */
+export async function startPrivateMariadb(): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void>; remove(): Promise<void> } | undefined> {
+  const binary = ['mariadbd', '/usr/sbin/mariadbd'].find(installed);
+  if (!binary || !installed('mariadb-install-db')) return undefined;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-mariadb-'));
+  const port = await freePort();
+  const install = spawnSync('mariadb-install-db', ['--no-defaults', `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', `--user=${os.userInfo().username}`], { encoding: 'utf8', timeout: 60_000 });
+  if (install.status !== 0) throw new Error(`mariadb-install-db failed:\n${install.stdout}${install.stderr}`);
+  let child: ChildProcess | undefined;
+  const listening = () =>
+    new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.destroy(), resolve(true)));
+      s.on('error', () => resolve(false));
+    });
+  const start = async () => {
+    child = spawn(binary, ['--no-defaults', `--datadir=${dir}/data`, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${dir}/mariadb.sock`, `--pid-file=${dir}/mariadb.pid`, `--user=${os.userInfo().username}`, '--skip-log-bin', '--innodb-buffer-pool-size=16M'], { stdio: 'ignore' });
+    await waitFor(listening, 30_000, 'the private mariadbd to listen');
+  };
+  const stop = async () => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child!.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  const created = spawnSync('mariadb', ['-h', '127.0.0.1', '-P', String(port), '-u', 'root', '-e', 'CREATE DATABASE wsapi CHARACTER SET utf8mb4'], { encoding: 'utf8' });
+  if (created.status !== 0) throw new Error(`cannot create the database: ${created.stderr}`);
+  return {
+    url: `mysql://root@127.0.0.1:${port}/wsapi`,
+    stop,
+    start,
+    async remove() {
+      await stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { migrateLatest } from '../../src/db/migrate.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { startCommitCutter } from '../helpers/mysql-proxy.js';
-import { freePort, startRedis } from '../helpers/processes.js';
+import { freePort, startPrivateMariadb, startRedis, startServer } from '../helpers/processes.js';
 
 type Ready = { status: string; failing?: string[]; checks: Record<string, string> };
 
@@ -90,6 +90,35 @@ describe('probes: GET /livez and /readyz', function () {
     } finally {
       await app.close();
       await cutter.close();
+    }
+  });
+
+  it('goes 503 naming the database while a private mariadbd is stopped, and 200 again when it is started, without restarting the server process', async function () {
+    if (backend().kind !== 'mysql') this.skip();
+    const mariadb = await startPrivateMariadb();
+    if (!mariadb) {
+      console.log('      (mariadbd is not installed here: the proxy test above stands for it)');
+      this.skip();
+    }
+    const server = await startServer({ DATABASE_URL: mariadb.url, DEMO: 'false' });
+    const readyz = async () => {
+      const res = await fetch(`${server.url}/readyz`);
+      return { status: res.status, body: (await res.json()) as Ready };
+    };
+    try {
+      expect((await readyz()).status).to.equal(200);
+      await mariadb.stop();
+      const down = await readyz();
+      expect(down.status).to.equal(503);
+      expect(down.body).to.deep.include({ status: 'not_ready', failing: ['database'] });
+      expect(down.body.checks.database).to.equal('unreachable');
+      expect((await fetch(`${server.url}/livez`)).status).to.equal(200);
+      await mariadb.start();
+      await waitFor(async () => (await readyz()).status === 200, 20_000, 'ready again once mariadbd is back');
+      expect(server.child.exitCode).to.equal(null);
+    } finally {
+      expect(await server.stop()).to.equal(0);
+      await mariadb.remove();
     }
   });
 });
