@@ -8,6 +8,7 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';
 import { problem } from '../helpers/problem.js';
+import { newKey } from '../../src/secrets/keyring.js';
 
 
 function expectRateLimitHeaders(res: Response, limit: number) {
@@ -164,7 +165,7 @@ describe('an unreachable database', () => {
   let app: TestApp;
   before(async () => {
     // Nothing listens on port 1: every query fails to connect.
-    app = await startApp({ env: { DATABASE_URL: 'mysql://root@127.0.0.1:1/nothing' } });
+    app = await startApp({ env: { DATABASE_URL: 'mysql://root@127.0.0.1:1/nothing', SECRET_KEYS: newKey() } });
   });
   after(() => app.close());
 

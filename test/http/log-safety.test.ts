@@ -5,6 +5,7 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { failWrites } from '../helpers/faults.js';
 import { capturedLog } from '../helpers/log.js';
 import { problem } from '../helpers/problem.js';
+import { newKey } from '../../src/secrets/keyring.js';
 
 type Sub = { id: string; secret: string };
 
@@ -65,7 +66,7 @@ describe('what reaches the log when the database is unreachable', () => {
     silent = net.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
-    app = await startApp({ log: captured.log, env: { DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing` } });
+    app = await startApp({ log: captured.log, env: { DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing`, SECRET_KEYS: newKey() } });
   });
   after(async () => {
     await app.close().catch(() => undefined);
