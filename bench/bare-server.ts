@@ -1,7 +1,8 @@
 /**
  * The baselines: bare Koa routes doing what the API does for a request, with no
  * authentication, rate limit, validation or error handling.
- *   GET  /deals  the same keyset query as GET /v1/deals?limit=50, same JSON.
+ *   GET  /deals  the statement of GET /v1/deals?limit=50, prepared once and run by the driver
+ *                (better-sqlite3, or mysql2's execute: no knex), rows mapped to the same JSON.
  *   POST /deals  the same insert of a deal plus the insert of its event, in one transaction.
  */
 import http from 'node:http';
@@ -11,8 +12,11 @@ import { koaBody } from 'koa-body';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/connect.js';
 import { newId } from '../src/ids.js';
-import { listPage } from '../src/kernel/list.js';
+import { createReads } from '../src/db/reads.js';
+import { toPage } from '../src/kernel/keyset.js';
 import { loadRegistry } from '../src/kernel/registry.js';
+import { toObject } from '../src/kernel/rows.js';
+import { pageStatement } from '../src/kernel/statements.js';
 
 const config = loadConfig();
 const db = createDb(config.database);
@@ -20,12 +24,15 @@ const registry = await loadRegistry(config.pluginsDir);
 const deals = registry.byName.get('deal');
 const workspaceId = process.env.BENCH_WORKSPACE ?? '';
 if (!deals || !workspaceId) throw new Error('BENCH_WORKSPACE and the deal plugin are needed');
+const reads = createReads(db, config.database);
+const page = pageStatement(db, deals, 'created_at', 'desc', false);
 
 const app = new Koa();
 app.use(koaBody());
 app.use(async (ctx) => {
   if (ctx.method === 'GET') {
-    ctx.body = await listPage(db, deals, workspaceId, { limit: 50, sort: '-created_at' });
+    const rows = await reads.all(page.sql, [workspaceId, 51]);
+    ctx.body = toPage(rows, 50, { resource: 'deal', sort: '-created_at', column: 'created_at' }, (row) => toObject(deals, row));
     return;
   }
   const body = ctx.request.body as Record<string, unknown>;

@@ -105,6 +105,7 @@ export function start(script: string, extra: Record<string, string> = {}, ready?
 export interface Run {
   rps: number;
   mean: number;
+  p50: number;
   p99: number;
   total: number;
 }
@@ -128,7 +129,7 @@ export async function load(url: string, tokens: string[], seconds: number, optio
     ],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, mean: result.latency.mean, p99: result.latency.p99, total: result.requests.total };
+  return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total };
 }
 
 export const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);

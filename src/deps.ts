@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
 import { createDb } from './db/connect.js';
+import { createReads, type Reads } from './db/reads.js';
 import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
 import { createNotifier, type Notifier } from './events/notify.js';
@@ -19,6 +20,8 @@ export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 export interface Deps {
   readonly config: Config;
   readonly db: Knex;
+  /** The hot path's reads, run by the driver (db/reads.ts). */
+  readonly reads: Reads;
   readonly redis: Redis | undefined;
   readonly log: Logger;
   readonly clock: Clock;
@@ -56,12 +59,14 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const secrets = loadKeyring(config);
   const log = overrides.log ?? createLogger(config.logLevel);
   const db = createDb(config.database, log);
+  const reads = createReads(db, config.database);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const notifier = createNotifier(config.redisUrl, config.redisPrefix, redis ? { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) } : undefined, log);
   const clock = overrides.clock ?? systemClock;
   return Object.freeze({
     config,
     db,
+    reads,
     redis,
     log,
     notifier,
@@ -71,6 +76,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     async close() {
       await notifier.close();
       await redis?.close();
+      reads.close();
       await db.destroy();
     },
   });

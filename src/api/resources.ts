@@ -51,7 +51,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       query: resource.listQuerySchema,
       success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
       errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: own.list ?? (async (input) => ({ body: await listPage(input.deps.db, resource, caller(input).workspace.id, input.query as ListQuery) })),
+      handle: own.list ?? (async (input) => ({ body: await listPage(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, input.query as ListQuery) })),
     },
     {
       method: 'post',
@@ -87,7 +87,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       pathParams,
       success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle: own.get ?? (async (input) => ({ body: await getObject(input.deps.db, resource, caller(input).workspace.id, String(input.params.id)) })),
+      handle: own.get ?? (async (input) => ({ body: await getObject(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, String(input.params.id)) })),
     },
     {
       method: 'patch',

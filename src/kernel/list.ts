@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { decodeCursor } from './cursor.js';
-import { keysetSource } from '../db/tables.js';
+import type { Reads } from '../db/reads.js';
 import type { Row, SortField } from './define.js';
 import { afterKeyset, toPage } from './keyset.js';
 import type { CompiledResource } from './registry.js';
 import { toObject } from './rows.js';
+import { pageStatement } from './statements.js';
 
 export interface ListQuery {
   limit: number;
@@ -18,14 +19,21 @@ export interface ListQuery {
  * One page by keyset over (sort column, id): the cost of a page does not depend on its depth,
  * and a row that exists for the whole walk is seen exactly once, whatever is inserted or deleted.
  */
-export async function listPage(db: Knex, resource: CompiledResource, workspaceId: string, query: ListQuery) {
+export async function listPage(db: Knex, reads: Reads, resource: CompiledResource, workspaceId: string, query: ListQuery) {
   const { table, name, list } = resource.def;
   const column = query.sort.replace(/^-/, '') as SortField;
   const order = query.sort.startsWith('-') ? 'desc' : 'asc';
-  // Past a cursor, the sort's keyset index (MariaDB would otherwise walk every row before it);
-  // a filter or updated_since leaves the choice to the planner, which has their indexes.
+  const page = (rows: Row[]) => toPage(rows, query.limit, { resource: name, sort: query.sort, column }, (row) => toObject(resource, row));
   const narrowed = query.updated_since !== undefined || list.filters.some((filter) => query[filter] !== undefined);
-  const q = db.from(query.cursor !== undefined && !narrowed ? keysetSource(db, table, column) : table).where('workspace_id', workspaceId);
+  if (!narrowed) {
+    // The common page: one statement compiled once, run by the driver.
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, name, query.sort);
+    const { sql } = pageStatement(db, resource, column, order, after !== undefined);
+    const values = after ? [workspaceId, after.value, after.value, after.id, query.limit + 1] : [workspaceId, query.limit + 1];
+    return page((await reads.all(sql, values)) as Row[]);
+  }
+  // A filter or updated_since leaves the choice of index to the planner, which has theirs.
+  const q = db.from(table).where('workspace_id', workspaceId);
   for (const filter of list.filters) {
     if (query[filter] !== undefined) q.where(filter, query[filter] as string);
   }
@@ -34,6 +42,5 @@ export async function listPage(db: Knex, resource: CompiledResource, workspaceId
     afterKeyset(q, column, order, decodeCursor(query.cursor, name, query.sort));
   }
   q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1);
-  const rows = (await q.select(resource.columns)) as Row[];
-  return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, (row) => toObject(resource, row));
+  return page((await q.select(resource.columns)) as Row[]);
 }

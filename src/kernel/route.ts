@@ -27,7 +27,7 @@ export interface RateLimitState {
 }
 
 /** What route handlers may use: the shared pieces, and how webhook hosts are resolved (host -> addresses). */
-export type ApiDeps = Pick<Deps, 'db' | 'redis' | 'clock' | 'notifier' | 'config' | 'secrets'> & { resolve: (host: string) => Promise<string[]> };
+export type ApiDeps = Pick<Deps, 'db' | 'reads' | 'redis' | 'clock' | 'notifier' | 'config' | 'secrets'> & { resolve: (host: string) => Promise<string[]> };
 
 /** One request, as a handler sees it: checked input, never the HTTP framework. */
 export interface RouteInput {

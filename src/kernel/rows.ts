@@ -2,16 +2,61 @@ import { asBoolean, asNumber } from '../db/decode.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 
-/** Stored epoch milliseconds as RFC 3339 UTC with milliseconds; null stays null. */
-export const iso = (ms: unknown): string | null => (ms == null ? null : new Date(asNumber(ms)).toISOString());
+const DAY_MS = 86_400_000;
+/** `YYYY-MM-DDT` of recent days: a page's rows share a few, and the day is the costly part. */
+const days = new Map<number, string>();
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n));
+
+/**
+ * Stored epoch milliseconds as RFC 3339 UTC with milliseconds (as Date#toISOString writes
+ * them, about four times faster: the date part is cached per day, the time is arithmetic);
+ * null stays null.
+ */
+export function iso(stored: unknown): string | null {
+  if (stored == null) return null;
+  const ms = asNumber(stored);
+  // Years 1970-9999 only; anything else (or a fraction) as Date writes it.
+  if (!Number.isInteger(ms) || ms < 0 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  let date = days.get(day);
+  if (date === undefined) {
+    if (days.size >= 4096) days.clear();
+    date = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    days.set(day, date);
+  }
+  let rest = ms - day * DAY_MS;
+  const hours = Math.floor(rest / 3_600_000);
+  rest -= hours * 3_600_000;
+  const minutes = Math.floor(rest / 60_000);
+  rest -= minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  return `${date}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
+}
+
+type ToObject = (row: Row, iso: (v: unknown) => string | null, bool: (v: unknown) => boolean | null) => Row;
+const compiled = new WeakMap<CompiledResource, ToObject>();
+
+/**
+ * A resource's row-to-object function, written once per resource: one object literal with
+ * its columns in order, each decoded as its field needs (times, booleans), instead of loops
+ * over the field lists for every row. Column names are the plugin's identifiers, checked at
+ * load; they are written as JSON strings all the same.
+ */
+function compile(resource: CompiledResource): ToObject {
+  const moments = new Set([...resource.momentFields, 'created_at', 'updated_at']);
+  const booleans = new Set(resource.booleanFields);
+  const members = resource.columns.map((column) => {
+    const key = JSON.stringify(column);
+    const value = moments.has(column) ? `iso(row[${key}])` : booleans.has(column) ? `bool(row[${key}])` : `row[${key}] ?? null`;
+    return `${key}: ${value}`;
+  });
+  return new Function('row', 'iso', 'bool', `return { ${members.join(', ')} };`) as ToObject;
+}
 
 /** A stored row as clients see it: times as RFC 3339 UTC with milliseconds, booleans as booleans. */
 export function toObject(resource: CompiledResource, row: Row): Row {
-  const out: Row = {};
-  for (const column of resource.columns) out[column] = row[column] ?? null;
-  for (const field of resource.momentFields) out[field] = iso(row[field]);
-  for (const field of resource.booleanFields) out[field] = asBoolean(row[field]);
-  out.created_at = iso(row.created_at);
-  out.updated_at = iso(row.updated_at);
-  return out;
+  let map = compiled.get(resource);
+  if (!map) compiled.set(resource, (map = compile(resource)));
+  return map(row, iso, asBoolean);
 }

@@ -46,16 +46,22 @@ describe('revoking a key', () => {
     for (let i = 0; i < 2; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
     await new Promise((r) => setTimeout(r, 50));
     expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
+    // Every statement: those knex runs, and those the list's prepared path hands the driver.
     const statements: string[] = [];
     const listen = (q: { sql: string }) => statements.push(q.sql);
+    const { reads } = app.deps;
+    const all = reads.all;
+    reads.all = (sql, values) => (statements.push(sql), all(sql, values));
     app.deps.db.on('query', listen);
     try {
       for (let i = 0; i < 5; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
     } finally {
       app.deps.db.off('query', listen);
+      reads.all = all;
     }
     expect(statements.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
     expect(statements).to.have.length(5);
+    expect(statements.every((s) => /deals/.test(s))).to.equal(true);
   });
 
   it('answers revoking twice calmly, and an unknown key with a refusal', async () => {

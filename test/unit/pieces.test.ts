@@ -6,6 +6,7 @@ import { matches, patternErrors } from '../../src/events/patterns.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { decodeCursor, encodeCursor } from '../../src/kernel/cursor.js';
 import { afterKeyset, toPage } from '../../src/kernel/keyset.js';
+import { iso, toObject } from '../../src/kernel/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
@@ -137,5 +138,30 @@ describe('SSRF ranges', () => {
       ['2002:7f00:1::', '6to4'],
     ];
     for (const [address, range] of refusedRanges) expect(forbiddenRange(address), address).to.equal(range);
+  });
+});
+
+describe('rows as clients see them', () => {
+  it('writes times exactly as Date#toISOString does, across days, years and the edges', () => {
+    const samples = [0, 1, 999, 1000, 86_399_999, 86_400_000, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 24, 7, 5, 9, 42), 253_402_300_799_999, 253_402_300_800_000, -1, 1.5];
+    let x = 0x2545f491;
+    for (let i = 0; i < 2000; i += 1) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      samples.push(Math.floor((x / 2 ** 31) * 4_102_444_800_000));
+    }
+    for (const ms of samples) expect(iso(ms), String(ms)).to.equal(new Date(ms).toISOString());
+    expect(iso(String(Date.UTC(2026, 0, 2)))).to.equal('2026-01-02T00:00:00.000Z');
+    expect(iso(null)).to.equal(null);
+  });
+
+  it('maps a stored row to its object: columns in order, times and booleans decoded, missing values null', async () => {
+    const registry = await loadRegistry(loadConfig({}).pluginsDir);
+    const deal = registry.byName.get('deal')!;
+    const row = { id: 'deal_1', workspace_id: 'ws_1', title: 'T', amount: '1200', created_at: 1_700_000_000_000, updated_at: '1700000000001' };
+    const object = toObject(deal, row);
+    expect(Object.keys(object)).to.deep.equal(deal.columns);
+    expect(object).to.include({ id: 'deal_1', title: 'T', created_at: '2023-11-14T22:13:20.000Z', updated_at: '2023-11-14T22:13:20.001Z' });
+    expect(object).not.to.have.property('workspace_id');
+    expect(object.client_id).to.equal(null);
   });
 });
