@@ -15,8 +15,10 @@ export interface ChangeCounter {
 export function sqliteChangeCounter(database: DatabaseConfig): ChangeCounter | undefined {
   if (database.client !== 'sqlite' || database.filename === ':memory:') return undefined;
   const connection = new Database(database.filename);
+  // Prepared once: pragma() would compile the statement again on every request.
+  const dataVersion = connection.prepare('PRAGMA data_version').pluck();
   return {
-    version: () => connection.pragma('data_version', { simple: true }) as number,
+    version: () => dataVersion.get() as number,
     close: () => connection.close(),
   };
 }

@@ -5,10 +5,17 @@ import { PROBE_PATHS } from '../probes.js';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
+/** The router's patterns as templates: as few as the routes, so written once each. */
+const templates = new Map<string, string>();
+
 /** The route's template as the document writes it (`/v1/deals/{id}`); never a raw path, so the series stay few. */
 export function routeOf(ctx: Ctx): string {
   const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof matched === 'string') return matched.replace(/:(\w+)/g, '{$1}');
+  if (typeof matched === 'string') {
+    let template = templates.get(matched);
+    if (template === undefined) templates.set(matched, (template = matched.replace(/:(\w+)/g, '{$1}')));
+    return template;
+  }
   if (isAdminPage(ctx.path)) return '/admin/*';
   if (PROBE_PATHS.has(ctx.path)) return ctx.path;
   return 'unmatched';
@@ -16,6 +23,10 @@ export function routeOf(ctx: Ctx): string {
 
 /** Counts and times every answer (outside the error renderer, so a thrown error counts with its final status). */
 export function measure(metrics: Metrics) {
+  // The labelled series of each (route, method[, status]), looked up by one string instead of
+  // prom-client hashing a label object on every answer. Bounded as the labels are.
+  const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
+  const timers = new Map<string, ReturnType<Metrics['duration']['labels']>>();
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
     const started = performance.now();
     try {
@@ -23,8 +34,14 @@ export function measure(metrics: Metrics) {
     } finally {
       const route = routeOf(ctx);
       const method = METHODS.has(ctx.method) ? ctx.method : 'OTHER';
-      metrics.requests.inc({ route, method, status: String(ctx.status) });
-      metrics.duration.observe({ route, method }, (performance.now() - started) / 1000);
+      const status = String(ctx.status);
+      const series = `${method} ${route}`;
+      let counter = counters.get(`${series} ${status}`);
+      if (!counter) counters.set(`${series} ${status}`, (counter = metrics.requests.labels({ route, method, status })));
+      let timer = timers.get(series);
+      if (!timer) timers.set(series, (timer = metrics.duration.labels({ route, method })));
+      counter.inc();
+      timer.observe((performance.now() - started) / 1000);
       if (ctx.status === 401) metrics.unauthorized.inc();
       if (ctx.status === 429) metrics.rateLimited.inc();
     }
