@@ -6,6 +6,7 @@ import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { iso } from '../kernel/rows.js';
 import { monthStart } from '../webhooks/subscriptions.js';
+import { noteAuthChange } from '../db/changes.js';
 
 export async function listWorkspaces(db: Knex): Promise<Array<{ id: string; name: string; plan: string; created_at: string; users: number; live_keys: number }>> {
   const rows = (await db('workspaces as w')
@@ -28,6 +29,7 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
     if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
     if (workspace.plan === plan.name) return { id: workspace.id, plan: plan.name, previous: workspace.plan };
     await trx('workspaces').update({ plan: plan.name, updated_at: now }).where({ id: workspaceId });
+    await noteAuthChange(trx);
     await recordAudit(trx, context, { workspaceId, action: 'workspace.plan_changed', target: { type: 'workspace', id: workspaceId }, details: { from: workspace.plan, to: plan.name } }, now);
     return { id: workspace.id, plan: plan.name, previous: workspace.plan };
   });

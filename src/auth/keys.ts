@@ -14,6 +14,7 @@ import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
 import { displayPrefix, generateToken, hashToken } from './tokens.js';
+import { noteAuthChange } from '../db/changes.js';
 
 /** A refused operator request: the message is the reason, shown as is. */
 export class RefusedError extends Error {
@@ -222,6 +223,7 @@ export async function revokeKey(
     if (!row) throw new ApiError('not_found', options.workspaceId === undefined ? `unknown key "${keyId}"` : `No key with id ${keyId}.`);
     if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
     await trx('api_keys').update({ revoked_at: now }).where('id', keyId);
+    await noteAuthChange(trx);
     await recordAudit(trx, context, { workspaceId: row.workspace_id, action: 'key.revoked', target: { type: 'api_key', id: row.id }, details: { name: row.name, prefix: row.prefix } }, now);
     return { id: row.id, revoked_at: new Date(now).toISOString(), already: false };
   });

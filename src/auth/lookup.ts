@@ -32,12 +32,12 @@ const LAST_USED_EVERY_MS = 60_000;
 /** How long a process keeps a looked-up key on MySQL: the longest a revocation waits without Redis. */
 export const KEY_CACHE_MS = 1000;
 
-/** On SQLite, where any change to the file ends the entry at once, the TTL only bounds memory of idle keys. */
+/** On SQLite, where a revocation or plan change ends the entry at once (auth_changes), the TTL only bounds memory of idle keys. */
 export const KEY_CACHE_SQLITE_MS = 60_000;
 
 /**
  * How long a looked-up key may be kept: `ttlMs`, and, where the database can tell cheaply that
- * something changed (SQLite's data_version), only while `version()` stays the same.
+ * something changed (SQLite: the auth_changes counter), only while `version()` stays the same.
  */
 export interface KeyCachePolicy {
   ttlMs: number;
@@ -47,7 +47,7 @@ export interface KeyCachePolicy {
 /**
  * Token -> key, workspace and plan, cached in process so the hot path costs no query. A
  * revocation reaches every process within the TTL (at once with Redis: see revocation.ts), and
- * at once on SQLite, where any commit to the file by another connection ends every entry.
+ * at once on SQLite, where a revocation or plan change committed by any process ends every entry.
  */
 export class KeyLookup {
   private readonly cache = new Map<string, Entry>();

@@ -1,24 +1,39 @@
 import Database from 'better-sqlite3';
+import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../config.js';
 
 /**
- * Tells whether any connection (another process, or another connection of this one) has
- * committed to the SQLite file since a version was read: `PRAGMA data_version` on a connection
- * of its own, synchronous, a few microseconds, no query through the pool. What it guards can be
- * cached until the file changes. None for MySQL (Redis tells of revocations there) or memory.
+ * What tells a process that a key it looked up may no longer be what the database says: the
+ * counter of auth_changes, which every change to what a key may do bumps in its own
+ * transaction (noteAuthChange). On SQLite it is read per request through a statement prepared
+ * once on a connection of its own: synchronous, a few microseconds, no query through the pool.
+ * None for MySQL (Redis tells of revocations there, and the key cache lives a second) or an
+ * in-memory database.
  */
 export interface ChangeCounter {
   version(): number;
   close(): void;
 }
 
+/** Called in the transaction of a revocation or a plan change: every process's cached keys end with its commit. */
+export async function noteAuthChange(trx: Knex.Transaction): Promise<void> {
+  await trx('auth_changes').where({ id: 1 }).increment('version', 1);
+}
+
 export function sqliteChangeCounter(database: DatabaseConfig): ChangeCounter | undefined {
   if (database.client !== 'sqlite' || database.filename === ':memory:') return undefined;
   const connection = new Database(database.filename);
-  // Prepared once: pragma() would compile the statement again on every request.
-  const dataVersion = connection.prepare('PRAGMA data_version').pluck();
+  let read: Database.Statement | undefined;
   return {
-    version: () => dataVersion.get() as number,
+    version() {
+      try {
+        read ??= connection.prepare('SELECT version FROM auth_changes WHERE id = 1').pluck();
+        return read.get() as number;
+      } catch {
+        // Not migrated yet: a value equal to nothing, itself included, so nothing is kept.
+        return NaN;
+      }
+    },
     close: () => connection.close(),
   };
 }

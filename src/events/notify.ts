@@ -33,10 +33,21 @@ export function createNotifier(redisUrl: string | undefined, prefix: string, pub
       .catch((err: Error) => log.warn({ err: err.message }, 'notifier cannot subscribe; workers fall back to polling'));
   };
 
+  // Commits that end in the same turn of the event loop share one message: a worker needs to
+  // wake, not to count (under load, one PUBLISH for many writes instead of one each).
+  let publishing = false;
+  const publish = () => {
+    publishing = false;
+    if (publisher?.isReady()) publisher.publish(channel, '1').catch(() => undefined);
+  };
+
   return {
     notify() {
       local.emit('signal');
-      if (publisher?.isReady()) publisher.publish(channel, '1').catch(() => undefined);
+      if (publisher && !publishing) {
+        publishing = true;
+        setImmediate(publish);
+      }
     },
     subscribe(listener) {
       ensureSubscriber();

@@ -30,7 +30,7 @@ describe('revoking a key', () => {
     expect(JSON.parse(revoked.stdout)).to.include({ id: keyId, already: false });
 
     if (usesRedis() || app.deps.config.database.client === 'sqlite') {
-      // With Redis the limiter's script sees the marker; with SQLite nothing is cached.
+      // With Redis the limiter's script sees the marker; with SQLite the revocation bumped auth_changes, which ends every cached key.
       const mine = await app.request('/v1/health', { token });
       expect(mine.status).to.equal(401);
       expect(((await mine.json()) as { code: string }).code).to.equal('invalid_token');
@@ -62,6 +62,18 @@ describe('revoking a key', () => {
     expect(statements.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
     expect(statements).to.have.length(5);
     expect(statements.every((s) => /deals/.test(s))).to.equal(true);
+  });
+
+  it('narrows a cached key when its workspace moves to a smaller plan: at once on SQLite, within the cache second on MySQL', async () => {
+    const { token, workspaceId } = await app.workspaceWithKey({ plan: 'pro', scopes: ['read:deals', 'write:deals'] });
+    const post = () => app.request('/v1/deals', { token, method: 'POST', json: { title: 'before and after' } });
+    // Warm: the key is looked up and cached, and writes meanwhile do not end the entry.
+    for (let i = 0; i < 3; i += 1) expect((await post()).status).to.equal(201);
+    const moved = await admin(['workspace', 'set-plan', workspaceId, 'starter']);
+    expect(moved.code, moved.stderr).to.equal(0);
+    if (app.deps.config.database.client === 'sqlite') expect((await post()).status).to.equal(403);
+    else await waitFor(async () => (await post()).status === 403, 1500, 'the plan change within a second');
+    expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
   });
 
   it('answers revoking twice calmly, and an unknown key with a refusal', async () => {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { base36, newId } from '../../src/ids.js';
 import knex from 'knex';
 import { loadConfig } from '../../src/config.js';
 import { ApiError } from '../../src/errors.js';
@@ -163,5 +165,19 @@ describe('rows as clients see them', () => {
     expect(object).to.include({ id: 'deal_1', title: 'T', created_at: '2023-11-14T22:13:20.000Z', updated_at: '2023-11-14T22:13:20.001Z' });
     expect(object).not.to.have.property('workspace_id');
     expect(object.client_id).to.equal(null);
+  });
+});
+
+describe('ids', () => {
+  it('write 128 random bits as the 25 base-36 digits BigInt writes', () => {
+    const samples = [Buffer.alloc(16), Buffer.alloc(16, 0xff), Buffer.from('00000000000000000000000000000001', 'hex'), Buffer.from('80000000000000000000000000000000', 'hex')];
+    for (let i = 0; i < 2000; i += 1) samples.push(randomBytes(16));
+    for (const bytes of samples) expect(base36(bytes), bytes.toString('hex')).to.equal(BigInt(`0x${bytes.toString('hex')}`).toString(36).padStart(25, '0'));
+  });
+
+  it('are new each time, of the documented shape', () => {
+    const ids = new Set(Array.from({ length: 5000 }, () => newId('deal_')));
+    expect(ids.size).to.equal(5000);
+    for (const id of ids) expect(id).to.match(/^deal_[0-9a-z]{25}$/);
   });
 });
