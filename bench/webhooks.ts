@@ -1,16 +1,18 @@
 /**
- * Webhook delivery benchmark (issue 4), on MariaDB + Redis, one worker process, a local
- * receiver that answers 200 at once:
+ * Webhook delivery benchmark (issues 4 and 13), one worker process, a local receiver that
+ * answers 200 at once, on MariaDB + Redis or (BENCH_DATABASE_URL=sqlite:FILE) the embedded
+ * default:
  *   1. Throughput: 10,000 events written through the API while no worker runs; then one worker
- *      starts and delivers them all: deliveries per second (target >= 1,000).
- *   2. Latency: writes at a steady rate while the worker runs; for each delivery, the time from
- *      the event's created_at (taken before the write's commit, so this over-counts slightly) to
- *      its arrival at the receiver: p50 (target < 100 ms) and p99 (target < 500 ms).
+ *      starts and delivers them all: deliveries per second (target >= 2,000).
+ *   2. Latency, right after the burst (no pause: what a user sees after a backlog): writes at
+ *      200/s while the worker runs; for each delivery, the time from the event's created_at
+ *      (taken before the write's commit, so this over-counts slightly) to its arrival at the
+ *      receiver: p50 (target < 50 ms) and p99 (target < 250 ms).
  * Usage: npm run bench:webhooks   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=...]
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { env, fmt, freshDatabase, load, start } from './lib.js';
+import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, start } from './lib.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const RATE = Number(process.env.BENCH_RATE ?? 200);
@@ -31,7 +33,7 @@ const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port
 
 const { db, tokens } = await freshDatabase(['write:deals', 'webhooks:manage']);
 await db.destroy();
-const api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'off' });
+let api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'off' });
 const workerEnv = { ...env, WEBHOOK_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'info' };
 let worker: Awaited<ReturnType<typeof start>> | undefined;
 
@@ -52,15 +54,25 @@ try {
   await load(`${api.url}/v1/deals`, tokens, 120, { method: 'POST', body, amount: EVENTS });
   console.log('done');
 
-  worker = await start('src/worker.ts', workerEnv, 'delivery worker started');
-  const started = Date.now();
+  let started: number;
+  if (EMBEDDED) {
+    // The embedded default's worker is the server's own (WORKER=inline: a separate worker has
+    // no Redis to hear writes by, and polls): the server that wrote the burst gives way to one
+    // with its worker, as a restart would.
+    api.child.kill('SIGTERM');
+    await new Promise((r) => api.child.once('exit', r));
+    api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'inline' });
+    // Timed from when it listens (its worker starts just before): start-up is not delivery.
+    started = Date.now();
+  } else {
+    worker = await start('src/worker.ts', workerEnv, 'delivery worker started');
+    started = Date.now();
+  }
   await waitForArrivals(EVENTS, 120_000);
   const seconds = (arrivals[arrivals.length - 1]!.at - started) / 1000;
   const throughput = EVENTS / seconds;
 
-  // Let the database finish the burst's background work (page flushing, purge) before timing
-  // single deliveries, then warm the write path up; neither is counted.
-  await new Promise((r) => setTimeout(r, Number(process.env.BENCH_PAUSE ?? 3000)));
+  // Straight on, as a user would meet it: the database is still digesting the burst.
   arrivals.length = 0;
   const duration = 10;
   process.stdout.write(`writing at ${RATE}/s for ${duration} s with the worker running... `);
@@ -70,11 +82,11 @@ try {
   const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
 
-  console.log('\nWebhook deliveries, one worker, MariaDB + Redis, receiver answering 200 at once');
-  console.log('  %d events delivered in %s s: %s deliveries/s   (target >= 1000: %s)', EVENTS, seconds.toFixed(2), fmt(throughput), throughput >= 1000 ? 'met' : 'MISSED');
-  console.log('  commit -> arrival over %d deliveries at %d writes/s:', latencies.length, RATE);
-  console.log('    p50 %d ms   (target < 100: %s)', pct(50), pct(50) < 100 ? 'met' : 'MISSED');
-  console.log('    p99 %d ms   (target < 500: %s)', pct(99), pct(99) < 500 ? 'met' : 'MISSED');
+  console.log('\nWebhook deliveries, one worker (%s), %s, receiver answering 200 at once', EMBEDDED ? 'the inline worker of the server' : 'a worker process', BACKEND);
+  console.log('  %d events delivered in %s s: %s deliveries/s   (target >= 2000: %s)', EVENTS, seconds.toFixed(2), fmt(throughput), throughput >= 2000 ? 'met' : 'MISSED');
+  console.log('  commit -> arrival over %d deliveries at %d writes/s, right after the burst:', latencies.length, RATE);
+  console.log('    p50 %d ms   (target < 50: %s)', pct(50), pct(50) < 50 ? 'met' : 'MISSED');
+  console.log('    p99 %d ms   (target < 250: %s)', pct(99), pct(99) < 250 ? 'met' : 'MISSED');
   console.log('    max %d ms', latencies[latencies.length - 1]);
   if (process.env.BENCH_DEBUG) {
     // When the slow deliveries were written (ms into the run) and how long each took.
