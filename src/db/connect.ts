@@ -4,6 +4,28 @@ import knex, { type Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../config.js';
 
+/** Statements one SQLite connection keeps prepared (texts beyond are prepared as they come). */
+const KEPT_STATEMENTS = 500;
+
+/**
+ * knex asks better-sqlite3 to prepare every statement it runs, each time; the texts repeat
+ * (the same insert, the same lookup), so the connection keeps what it prepared, by text. A
+ * kept statement is reused only after its last run has returned: knex runs them synchronously.
+ */
+function keepStatements(conn: { prepare(sql: string): unknown }): void {
+  const prepare = conn.prepare.bind(conn);
+  const kept = new Map<string, unknown>();
+  conn.prepare = (sql: string) => {
+    let statement = kept.get(sql);
+    if (statement === undefined) {
+      statement = prepare(sql);
+      if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value as string);
+      kept.set(sql, statement);
+    }
+    return statement;
+  };
+}
+
 /** Knex settings for either backend; the only place that knows how each is opened. */
 export function knexSettings(database: DatabaseConfig): Knex.Config {
   if (database.client === 'sqlite') {
@@ -15,10 +37,11 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
       pool: {
         min: 1,
         max: 1,
-        afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(conn: { pragma(sql: string): unknown; prepare(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
+          keepStatements(conn);
           done(null, conn);
         },
       },
