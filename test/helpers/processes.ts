@@ -20,15 +20,16 @@ export interface RunResult {
 
 /** Runs a TypeScript entry point of ours as its own process, on this run's backend. */
 export function run(script: string, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  return outcomeOf(spawn(process.execPath, [...nodeArgs(script), ...args], { cwd: ROOT_DIR, env: { PATH: process.env.PATH ?? '', ...backend().env, ...env } }));
+}
+
+/** A process's exit code and what it printed, once it is done. */
+export function outcomeOf(child: ChildProcess): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs(script), ...args], {
-      cwd: ROOT_DIR,
-      env: { PATH: process.env.PATH ?? '', ...backend().env, ...env },
-    });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });

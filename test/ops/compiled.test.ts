@@ -6,19 +6,11 @@ import path from 'node:path';
 import { ROOT_DIR } from '../../src/config.js';
 import { waitFor } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
-import { freePort, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
+import { freePort, outcomeOf, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
 
 /** `npm run build`, as an operator runs it before deploying. */
 function npmRunBuild(): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', 'build'], { cwd: ROOT_DIR, env: process.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return outcomeOf(spawn('npm', ['run', 'build'], { cwd: ROOT_DIR, env: process.env }));
 }
 
 /**
