@@ -3,7 +3,10 @@
  * authentication, rate limit, validation or error handling.
  *   GET  /deals  the statement of GET /v1/deals?limit=50, prepared once and run by the driver
  *                (better-sqlite3, or mysql2's execute: no knex), rows mapped to the same JSON.
- *   POST /deals  the same insert of a deal plus the insert of its event, in one transaction.
+ *   POST /deals  the same insert of a deal plus the insert of its event, in one knex transaction,
+ *                as a hand-written route would do it.
+ *   POST /deals?driver  the same two inserts as statements compiled once and run by the driver in
+ *                a transaction of its own making (db/tx.ts), as the API's writes run.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +19,8 @@ import { createReads } from '../src/db/reads.js';
 import { toPage } from '../src/kernel/keyset.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { toObject } from '../src/kernel/rows.js';
-import { pageStatement } from '../src/kernel/statements.js';
+import { createStatement, insertStatement, pageStatement, values } from '../src/kernel/statements.js';
+import { writeTransaction } from '../src/db/tx.js';
 
 const config = loadConfig();
 const db = createDb(config.database);
@@ -26,6 +30,8 @@ const workspaceId = process.env.BENCH_WORKSPACE ?? '';
 if (!deals || !workspaceId) throw new Error('BENCH_WORKSPACE and the deal plugin are needed');
 const reads = createReads(db, config.database);
 const page = pageStatement(db, deals, 'created_at', 'desc', false);
+const insertDeal = createStatement(db, deals);
+const insertEvent = insertStatement(db, 'events', ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at']);
 
 const app = new Koa();
 app.use(koaBody());
@@ -40,10 +46,18 @@ app.use(async (ctx) => {
   const row = { id: newId('deal_'), workspace_id: workspaceId, title: body.title, amount: body.amount ?? null, currency: body.currency ?? null, stage: body.stage ?? 'lead', client_id: null, expected_close_date: null, created_at: now, updated_at: now };
   const object = { ...row, workspace_id: undefined, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString() };
   const eventId = newId('evt_');
-  await db.transaction(async (trx) => {
-    await trx('deals').insert(row);
-    await trx('events').insert({ id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now });
-  });
+  const event = { id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now };
+  if (ctx.querystring === 'driver') {
+    await writeTransaction(db, async (tx) => {
+      await tx.run(insertDeal.sql, values(insertDeal, row));
+      await tx.run(insertEvent.sql, values(insertEvent, event));
+    });
+  } else {
+    await db.transaction(async (trx) => {
+      await trx('deals').insert(row);
+      await trx('events').insert(event);
+    });
+  }
   ctx.status = 201;
   ctx.body = object;
 });

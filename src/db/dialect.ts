@@ -46,32 +46,45 @@ function isDeadlock(error: unknown): boolean {
 const DEADLOCK_ATTEMPTS = 5;
 
 /**
- * Runs `work` in a write transaction, again (up to 5 times in all, after a short random pause)
- * if InnoDB picks it as a deadlock victim. `work` must touch nothing but the database, since it
- * may run more than once. Callers lock rows in a fixed order so that this stays a safety net.
+ * Runs one attempt of a write transaction, again (up to 5 times in all, after a short random
+ * pause) if InnoDB picks it as a deadlock victim. `attempt` must touch nothing but the database,
+ * since it may run more than once, and calls `committing()` just before it commits: a
+ * connection lost from there on may have committed, which is told apart from a failure before
+ * it (which certainly wrote nothing) as CommitOutcomeUnknown, so callers can find out or say so.
+ */
+export async function retryingDeadlocks<T>(attempt: (committing: () => void) => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    let committing = false;
+    try {
+      return await attempt(() => {
+        committing = true;
+      });
+    } catch (error) {
+      if (committing && isUnavailable(error)) throw new CommitOutcomeUnknown(error);
+      if (tries >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * tries));
+    }
+  }
+}
+
+/**
+ * Runs `work` in a knex write transaction (retried on deadlock, see retryingDeadlocks). Callers
+ * lock rows in a fixed order so that the retry stays a safety net. The resources' writes run
+ * through the driver instead (db/tx.ts); this is for everything off the hot path.
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const sqlite = !isMysql(db);
-  for (let attempt = 1; ; attempt++) {
-    let committing = false;
-    try {
-      return await db.transaction(async (trx) => {
-        // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
-        // A transaction that reads, then writes after another process committed, fails with
-        // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
-        if (sqlite) await trx.raw('UPDATE workspaces SET id = id WHERE 0');
-        const result = await work(trx);
-        committing = true;
-        return result;
-      });
-    } catch (error) {
-      // Lost at COMMIT: the server may have committed. Said apart from a failure before it,
-      // which certainly wrote nothing, so callers can find out or say so.
-      if (committing && isUnavailable(error)) throw new CommitOutcomeUnknown(error);
-      if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
-    }
-  }
+  return retryingDeadlocks((committing) =>
+    db.transaction(async (trx) => {
+      // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
+      // A transaction that reads, then writes after another process committed, fails with
+      // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
+      if (sqlite) await trx.raw('UPDATE workspaces SET id = id WHERE 0');
+      const result = await work(trx);
+      committing();
+      return result;
+    }),
+  );
 }
 
 export interface ClaimSpec {

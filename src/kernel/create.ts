@@ -1,4 +1,5 @@
-import { isDuplicateKey, transaction } from '../db/dialect.js';
+import { isDuplicateKey } from '../db/dialect.js';
+import { writeTransaction } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from './outbox.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../errors.js';
@@ -8,6 +9,7 @@ import { type Answer, type IdempotentRequest, lookUp, remember } from './idempot
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { toObject } from './rows.js';
+import { createStatement, values } from './statements.js';
 import { checkInitialState, initialState, stampsFor } from './state.js';
 
 /** The stored row of a new object: the body, defaults for what it left out, the kernel's fields. */
@@ -51,11 +53,12 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
   const object = toObject(resource, row);
   const answer: Answer = { status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) };
   try {
-    await transaction(db, async (trx) => {
-      await checkReferences(trx, registry, resource, workspaceId, body);
-      if (idempotent) await remember(trx, workspaceId, idempotent, answer, now, expired);
-      await trx(def.table).insert(row);
-      await writeEvents(trx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+    await writeTransaction(db, async (tx) => {
+      await checkReferences(db, tx, registry, resource, workspaceId, body);
+      if (idempotent) await remember(db, tx, workspaceId, idempotent, answer, now, expired);
+      const insert = createStatement(db, resource);
+      await tx.run(insert.sql, values(insert, row));
+      await writeEvents(db, tx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
     });
   } catch (error) {
     if (idempotent && isDuplicateKey(error)) {

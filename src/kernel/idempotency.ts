@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
+import type { Tx } from '../db/tx.js';
 import { ApiError } from '../errors.js';
+import { deleteAtMostStatement, insertStatement, values } from './statements.js';
 
 /** How long the first answer to a POST is remembered (API.md section 6). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -74,14 +76,9 @@ export async function lookUp(db: Knex, workspaceId: string, request: IdempotentR
  * request with the same key waits on this row (MySQL) or the single writer (SQLite), then fails
  * with a duplicate key and replays what this one committed.
  */
-export async function remember(trx: Knex.Transaction, workspaceId: string, request: IdempotentRequest, answer: Answer, now: number, expired: boolean): Promise<void> {
-  if (expired) {
-    await trx('idempotency_keys')
-      .where({ workspace_id: workspaceId, key_hash: request.keyHash })
-      .andWhere('created_at', '<=', now - IDEMPOTENCY_TTL_MS)
-      .delete();
-  }
-  await trx('idempotency_keys').insert({
+export async function remember(db: Knex, tx: Tx, workspaceId: string, request: IdempotentRequest, answer: Answer, now: number, expired: boolean): Promise<void> {
+  if (expired) await tx.run(deleteAtMostStatement(db, 'idempotency_keys', 'key_hash', 'created_at').sql, [workspaceId, request.keyHash, now - IDEMPOTENCY_TTL_MS]);
+  const row = {
     workspace_id: workspaceId,
     key_hash: request.keyHash,
     request_hash: request.requestHash,
@@ -89,7 +86,9 @@ export async function remember(trx: Knex.Transaction, workspaceId: string, reque
     location: answer.location,
     body: answer.body,
     created_at: now,
-  });
+  };
+  const insert = insertStatement(db, 'idempotency_keys', Object.keys(row));
+  await tx.run(insert.sql, values(insert, row));
 }
 
 /** Removes keys whose 24 hours are over; returns how many. Safe to run from any number of processes. */

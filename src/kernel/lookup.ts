@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
+import type { Tx } from '../db/tx.js';
 import { ApiError } from '../errors.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
+import { lockedObjectStatement } from './statements.js';
 
 /** Another workspace's id answers exactly as an id that does not exist. */
 export function notFound(resource: CompiledResource, id: string): ApiError {
@@ -14,9 +16,9 @@ export function plausibleId(resource: CompiledResource, id: string): boolean {
 }
 
 /** The stored row, locked until the transaction ends (SQLite has one writer: no lock needed). */
-export async function findForUpdate(trx: Knex.Transaction, resource: CompiledResource, workspaceId: string, id: string): Promise<Row> {
+export async function findForUpdate(db: Knex, tx: Tx, resource: CompiledResource, workspaceId: string, id: string): Promise<Row> {
   if (!plausibleId(resource, id)) throw notFound(resource, id);
-  const row = (await trx(resource.def.table).first(resource.columns).where({ workspace_id: workspaceId, id }).forUpdate()) as Row | undefined;
+  const [row] = (await tx.all(lockedObjectStatement(db, resource).sql, [workspaceId, id])) as Row[];
   if (!row) throw notFound(resource, id);
   return row;
 }

@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
+import type { Tx } from '../db/tx.js';
 import { newId } from '../ids.js';
 import type { Change, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 import { iso } from './rows.js';
+import { insertStatement, values } from './statements.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */
 export interface OutboxEvent {
@@ -48,7 +50,10 @@ export function eventsFor(resource: CompiledResource, workspaceId: string, chang
   });
 }
 
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at'] as const satisfies readonly (keyof OutboxEvent)[];
+
 /** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
-export async function writeEvents(trx: Knex.Transaction, events: OutboxEvent[]): Promise<void> {
-  if (events.length > 0) await trx('events').insert(events);
+export async function writeEvents(db: Knex, tx: Tx, events: OutboxEvent[]): Promise<void> {
+  const insert = insertStatement(db, 'events', EVENT_COLUMNS);
+  for (const event of events) await tx.run(insert.sql, values(insert, event));
 }

@@ -1,4 +1,4 @@
-import { transaction } from '../db/dialect.js';
+import { writeTransaction } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from './outbox.js';
 import type { Row } from './define.js';
@@ -6,6 +6,7 @@ import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { toObject } from './rows.js';
+import { updateStatement, values } from './statements.js';
 import { checkTransition, stampsFor } from './state.js';
 
 /**
@@ -17,8 +18,8 @@ export async function updateObject(deps: WriteDeps, registry: Registry, resource
   const { db, clock, notifier } = deps;
   const now = clock.now();
   let wrote = false;
-  const object = await transaction(db, async (trx) => {
-    const row = await findForUpdate(trx, resource, workspaceId, id);
+  const object = await writeTransaction(db, async (tx) => {
+    const row = await findForUpdate(db, tx, resource, workspaceId, id);
     const before = toObject(resource, row);
     checkTransition(resource, before, body);
     const changes: Row = {};
@@ -26,12 +27,14 @@ export async function updateObject(deps: WriteDeps, registry: Registry, resource
     for (const [field, value] of Object.entries(body)) if (before[field] !== value) changes[field] = value;
     if (Object.keys(changes).length === 0) return before;
 
-    await checkReferences(trx, registry, resource, workspaceId, changes);
+    await checkReferences(db, tx, registry, resource, workspaceId, changes);
     if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
     changes.updated_at = now;
-    await trx(def.table).update(changes).where({ workspace_id: workspaceId, id: row.id });
+    // Every field is written (those unchanged with the value just read, locked): one statement per resource.
+    const update = updateStatement(db, resource);
+    await tx.run(update.sql, values(update, { ...row, ...changes }, workspaceId, row.id));
     const after = toObject(resource, { ...row, ...changes });
-    await writeEvents(trx, eventsFor(resource, workspaceId, { before, after }, now));
+    await writeEvents(db, tx, eventsFor(resource, workspaceId, { before, after }, now));
     wrote = true;
     return after;
   });

@@ -113,6 +113,8 @@ describe('the Developer page, in Chromium', function () {
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await page.getByRole('link', { name: 'Create key' }).focus();
     await page.keyboard.press('Enter');
+    // As a person would: the scopes are on screen before Tab goes to the first of them.
+    await page.getByRole('checkbox', { name: 'read:clients' }).waitFor();
     await page.getByLabel('Name').focus();
     await page.keyboard.type('Keyboard key');
     await page.keyboard.press('Tab');

@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor } from '../../src/kernel/cursor.js';
 import { afterKeyset, toPage } from '../../src/kernel/keyset.js';
 import { iso, toObject } from '../../src/kernel/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
+import { createStatement, deleteStatement, insertStatement, lockedObjectStatement, updateStatement, values } from '../../src/kernel/statements.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
 import { forbiddenRange } from '../../src/webhooks/ssrf.js';
@@ -166,6 +167,43 @@ describe('rows as clients see them', () => {
     expect(object).not.to.have.property('workspace_id');
     expect(object.client_id).to.equal(null);
   });
+});
+
+describe('write statements compiled once', () => {
+  /** The column each placeholder of an INSERT or UPDATE stands for, read from the statement's text. */
+  function placeholders(sql: string): string[] {
+    const insert = /\(([^)]*)\) values \(/i.exec(sql);
+    if (insert) return insert[1]!.split(',').map((c) => c.trim().replace(/[`"]/g, ''));
+    return [...sql.matchAll(/[`"]?(\w+)[`"]? = \?/g)].map((m) => m[1]!);
+  }
+
+  for (const client of ['mysql2', 'better-sqlite3']) {
+    it(`pass each value in its column's place, whatever order the columns were given in (${client})`, async () => {
+      const db = knex({ client, useNullAsDefault: true });
+      const registry = await loadRegistry(loadConfig({}).pluginsDir);
+      const deal = registry.byName.get('deal')!;
+      const row = { id: 'deal_1', workspace_id: 'ws_1', title: 'T', amount: 5, currency: 'EUR', stage: 'won', client_id: null, expected_close_date: null, created_at: 1, updated_at: 2 };
+
+      const insert = createStatement(db, deal);
+      expect([...insert.columns].sort()).to.deep.equal(Object.keys(row).sort());
+      expect(placeholders(insert.sql)).to.deep.equal(insert.columns);
+      expect(values(insert, row)).to.deep.equal(insert.columns.map((c) => row[c as keyof typeof row]));
+      expect(createStatement(db, deal)).to.equal(insert);
+
+      const update = updateStatement(db, deal);
+      expect(placeholders(update.sql)).to.deep.equal([...update.columns, 'workspace_id', 'id']);
+      expect(update.columns).to.include.members(['title', 'stage', 'updated_at']).and.not.include('created_at');
+      expect(values(update, row, 'ws_1', 'deal_1').slice(-2)).to.deep.equal(['ws_1', 'deal_1']);
+
+      const backwards = insertStatement(db, 'events', ['payload', 'id', 'created_at']);
+      expect(placeholders(backwards.sql)).to.deep.equal(backwards.columns);
+      expect(values(backwards, { id: 'evt_1', payload: '{}', created_at: 3 })).to.deep.equal(backwards.columns.map((c) => ({ id: 'evt_1', payload: '{}', created_at: 3 })[c]));
+
+      expect(deleteStatement(db, deal).sql).to.match(/^delete from [`"]deals[`"] where [`"]workspace_id[`"] = \? and [`"]id[`"] = \?$/);
+      expect(lockedObjectStatement(db, deal).sql).to.satisfy((sql: string) => (client === 'mysql2' ? sql.endsWith(' for update') : !/for update/.test(sql)));
+      await db.destroy();
+    });
+  }
 });
 
 describe('ids', () => {
