@@ -139,7 +139,7 @@ export const median = <T extends { rps: number }>(runs: T[]): T => [...runs].sor
  * Alternates rounds (warm both first) and keeps the median of each, so a noisy moment on
  * this shared machine (database, Redis, load generator, two cores) does not decide the ratio.
  */
-export async function compare(baseline: () => Promise<Run>, subject: () => Promise<Run>): Promise<{ baseline: Run; subject: Run; ratio: string }> {
+export async function compare(baseline: () => Promise<Run>, subject: () => Promise<Run>): Promise<{ baseline: Run; subject: Run; ratio: string; median: number }> {
   const baselines: Run[] = [];
   const subjects: Run[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -148,6 +148,7 @@ export async function compare(baseline: () => Promise<Run>, subject: () => Promi
     console.log('  round %d: baseline %s req/s, whole chain %s req/s, ratio %s', round + 1, fmt(baselines[round]?.rps ?? 0), fmt(subjects[round]?.rps ?? 0), ((subjects[round]?.rps ?? 0) / (baselines[round]?.rps ?? 1)).toFixed(2));
   }
   const ratios = subjects.map((r, i) => r.rps / (baselines[i]?.rps ?? 1)).sort((x, y) => x - y);
-  const ratio = `median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)}, spread ${ratios[0]!.toFixed(2)}-${ratios[ratios.length - 1]!.toFixed(2)}`;
-  return { baseline: median(baselines), subject: median(subjects), ratio };
+  const middle = ratios[Math.floor(ratios.length / 2)]!;
+  const ratio = `median ${middle.toFixed(2)}, spread ${ratios[0]!.toFixed(2)}-${ratios[ratios.length - 1]!.toFixed(2)}`;
+  return { baseline: median(baselines), subject: median(subjects), ratio, median: middle };
 }
