@@ -10,6 +10,13 @@ import { signingSecrets } from './subscriptions.js';
 
 const FAN_OUT_BATCH = 500;
 const CLAIM_BATCH = 100;
+/**
+ * Finished attempts are recorded together: a batch goes once this many are waiting, or this
+ * long after the first of them finished. One transaction per attempt would make recording,
+ * not sending, the limit (on SQLite, one commit per delivery on the connection the API needs).
+ */
+const RECORD_BATCH = 50;
+const RECORD_WAIT_MS = 10;
 
 export interface Worker {
   readonly id: string;
@@ -65,7 +72,18 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
    * tried again after a pause, so a send is not repeated for want of its record.
    */
   let recordFailures = 0;
+  let recordTimer: NodeJS.Timeout | undefined;
+  function recordSoon(): void {
+    if (finished.length < RECORD_BATCH) {
+      recordTimer ??= setTimeout(() => void record(), RECORD_WAIT_MS);
+      return;
+    }
+    void record();
+  }
+
   function record(): Promise<void> {
+    clearTimeout(recordTimer);
+    recordTimer = undefined;
     if (recording || finished.length === 0) return recording ?? Promise.resolve();
     const batch = finished;
     finished = [];
@@ -114,7 +132,7 @@ export function startWorker(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config' |
       .then((outcome) => {
         metrics.deliveryDuration.observe(outcome.durationMs / 1000);
         finished.push({ job, outcome });
-        void record();
+        recordSoon();
       })
       .finally(() => {
         inFlight.delete(attempt);
