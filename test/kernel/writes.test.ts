@@ -309,6 +309,39 @@ describe('generated write routes', () => {
     });
   });
 
+  describe('concurrent writes to one object', () => {
+    it('serialise: 20 PATCHes at once each see the one before (a chain of events), and a DELETE among them ends it', async () => {
+      const deal = await create('/v1/deals', { title: 'title 0', amount: 0 });
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: `title ${i + 1}`, amount: i + 1 } })),
+      );
+      expect(answers.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+      const rows = (await app.deps.db('events').where({ workspace_id: workspaceId, object_id: deal.id, type: 'deal.updated' }).orderBy('seq')) as Array<{ payload: string }>;
+      const changes = rows.map((r) => (JSON.parse(r.payload) as { data: { object: Obj; previous: Obj } }).data);
+      expect(changes).to.have.length(20);
+      // Each update read the row the one before it wrote: its previous values are that one's new values.
+      let before: { title: unknown; amount: unknown } = { title: 'title 0', amount: 0 };
+      for (const { object, previous } of changes) {
+        expect(previous).to.deep.equal(before);
+        before = { title: object.title, amount: object.amount };
+      }
+      const stored = (await (await app.request(`/v1/deals/${deal.id}`, { token })).json()) as Obj;
+      expect({ title: stored.title, amount: stored.amount }).to.deep.equal(before);
+
+      const [patched, deleted, late] = await Promise.all([
+        app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: 'last' } }),
+        app.request(`/v1/deals/${deal.id}`, { token, method: 'DELETE' }),
+        app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: 'after' } }),
+      ]);
+      expect(deleted.status).to.equal(204);
+      expect([patched.status, late.status]).to.satisfy((s: number[]) => s.every((x) => x === 200 || x === 404));
+      const kinds = ((await app.deps.db('events').where({ object_id: deal.id }).orderBy('seq').select('type')) as Array<{ type: string }>).map((e) => e.type);
+      // Nothing is written about the object after its deletion.
+      expect(kinds[kinds.length - 1]).to.equal('deal.deleted');
+      expect(kinds.filter((k) => k === 'deal.deleted')).to.have.length(1);
+    });
+  });
+
   describe('plans', () => {
     it('a read_only plan never holds a key that writes, and a downgraded key stops writing', async () => {
       const free = await app.workspaceWithKey({ plan: 'free' });
