@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../config.js';
+import { mysqlCall, withConnection, type MysqlConnection } from './driver.js';
 
 /**
  * The hot path's reads (a list page, one object) run by the driver itself: statements that
@@ -16,23 +17,9 @@ export interface Reads {
   close(): void;
 }
 
-type MysqlConnection = { execute(sql: string, values: readonly unknown[], done: (err: Error | null, rows: unknown) => void): void };
-type Pool = { acquireConnection(): Promise<MysqlConnection>; releaseConnection(connection: MysqlConnection): Promise<void> };
-
 export function createReads(db: Knex, database: DatabaseConfig): Reads {
   if (database.client === 'mysql') {
-    const pool = db.client as unknown as Pool;
-    return {
-      async all(sql, values) {
-        const connection = await pool.acquireConnection();
-        try {
-          return await new Promise((resolve, reject) => connection.execute(sql, values, (err, rows) => (err ? reject(err) : resolve(rows as Record<string, unknown>[]))));
-        } finally {
-          await pool.releaseConnection(connection);
-        }
-      },
-      close() {},
-    };
+    return { all: (sql, values) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values)), close() {} };
   }
   if (database.filename === ':memory:') {
     return { all: async (sql, values) => (await db.raw(sql, values as Knex.RawBinding[])) as Record<string, unknown>[], close() {} };

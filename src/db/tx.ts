@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { isMysql, retryingDeadlocks } from './dialect.js';
+import { mysqlCall, withConnection, type MysqlConnection, type SqliteConnection } from './driver.js';
 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
@@ -20,12 +21,6 @@ export interface Tx {
   run(sql: string, values: readonly unknown[]): Promise<void>;
 }
 
-type SqliteStatement = { all(...values: unknown[]): unknown[]; run(...values: unknown[]): unknown };
-type SqliteConnection = { prepare(sql: string): SqliteStatement; inTransaction: boolean };
-type Done = (err: Error | null, rows?: unknown) => void;
-type MysqlConnection = { execute(sql: string, values: readonly unknown[], done: Done): void; query(sql: string, done: Done): void };
-type Pool<C> = { acquireConnection(): Promise<C>; releaseConnection(connection: C): Promise<void> };
-
 /** A value as the drivers bind it: booleans as 0 and 1 (better-sqlite3 binds no booleans), nothing as NULL. */
 function bindable(value: unknown): unknown {
   if (value === undefined) return null;
@@ -35,67 +30,46 @@ function bindable(value: unknown): unknown {
 
 const bind = (values: readonly unknown[]) => values.map(bindable);
 
-function sqliteTx(connection: SqliteConnection): Tx {
+/** A transaction's statements on one connection, and how it begins, commits and rolls back. */
+interface Session extends Tx {
+  control(sql: 'BEGIN' | 'COMMIT' | 'ROLLBACK'): Promise<void>;
+}
+
+function sqliteSession(connection: SqliteConnection): Session {
+  const run = async (sql: string, values: readonly unknown[] = []) => void connection.prepare(sql).run(...bind(values));
   return {
     all: async (sql, values) => connection.prepare(sql).all(...bind(values)) as Record<string, unknown>[],
-    run: async (sql, values) => void connection.prepare(sql).run(...bind(values)),
+    run,
+    control: (sql) => run(sql === 'BEGIN' ? 'BEGIN IMMEDIATE' : sql),
   };
 }
 
-function mysqlCall(connection: MysqlConnection, sql: string, values?: readonly unknown[]): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const done: Done = (err, rows) => (err ? reject(err) : resolve(rows));
-    if (values) connection.execute(sql, bind(values), done);
-    else connection.query(sql, done);
-  });
-}
-
-function mysqlTx(connection: MysqlConnection): Tx {
+function mysqlSession(connection: MysqlConnection): Session {
   return {
-    all: async (sql, values) => (await mysqlCall(connection, sql, values)) as Record<string, unknown>[],
-    run: async (sql, values) => void (await mysqlCall(connection, sql, values)),
+    all: (sql, values) => mysqlCall(connection, sql, bind(values)),
+    run: async (sql, values) => void (await mysqlCall(connection, sql, bind(values))),
+    control: async (sql) => void (await mysqlCall(connection, sql === 'BEGIN' ? 'START TRANSACTION' : sql)),
   };
 }
 
 /** Runs `work` in a write transaction on one of knex's connections; `work` must touch nothing but the database (it may run again). */
-export async function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
-  if (isMysql(db)) {
-    const pool = db.client as unknown as Pool<MysqlConnection>;
-    return retryingDeadlocks(async (committing) => {
-      const connection = await pool.acquireConnection();
+export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const open = (connection: unknown) => (isMysql(db) ? mysqlSession(connection as MysqlConnection) : sqliteSession(connection as SqliteConnection));
+  return retryingDeadlocks((committing) =>
+    withConnection(db, async (connection) => {
+      const session = open(connection);
+      await session.control('BEGIN');
       try {
-        await mysqlCall(connection, 'START TRANSACTION');
-        try {
-          const result = await work(mysqlTx(connection));
-          committing();
-          await mysqlCall(connection, 'COMMIT');
-          return result;
-        } catch (error) {
-          // A lost connection rolls back by itself; knex's pool drops it when it is next validated.
-          await mysqlCall(connection, 'ROLLBACK').catch(() => undefined);
-          throw error;
-        }
-      } finally {
-        await pool.releaseConnection(connection);
-      }
-    });
-  }
-  const pool = db.client as unknown as Pool<SqliteConnection>;
-  return retryingDeadlocks(async (committing) => {
-    const connection = await pool.acquireConnection();
-    try {
-      connection.prepare('BEGIN IMMEDIATE').run();
-      try {
-        const result = await work(sqliteTx(connection));
+        const result = await work(session);
         committing();
-        connection.prepare('COMMIT').run();
+        await session.control('COMMIT');
         return result;
       } catch (error) {
-        if (connection.inTransaction) connection.prepare('ROLLBACK').run();
+        // Nothing to roll back once the connection is lost (knex's pool then drops it) or the
+        // COMMIT went through: the error that got here is the one to report.
+        await session.control('ROLLBACK').catch(() => undefined);
         throw error;
       }
-    } finally {
-      await pool.releaseConnection(connection);
-    }
-  });
+    }),
+  );
 }

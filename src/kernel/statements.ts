@@ -35,8 +35,8 @@ function once(db: Knex, key: string, build: () => Compiled, markers: readonly un
   if (!statement) {
     const { sql, bindings } = build();
     const order = bindings.slice(0, columns.length) as string[];
-    const expected = [...[...columns].sort(), ...markers];
-    if (JSON.stringify([...[...order].sort(), ...bindings.slice(columns.length)]) !== JSON.stringify(expected)) {
+    const sameColumns = [...order].sort().join() === [...columns].sort().join();
+    if (!sameColumns || JSON.stringify(bindings.slice(columns.length)) !== JSON.stringify(markers)) {
       throw new Error(`statement ${key}: its values compile in an unexpected order (${JSON.stringify(bindings)})`);
     }
     statement = { sql, columns: order };
