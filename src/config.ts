@@ -7,52 +7,8 @@ export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
   | { client: 'mysql'; url: string };
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly database: DatabaseConfig;
-  readonly redisUrl: string | undefined;
-  /** Prefix of every Redis key this service writes, so several deployments can share one Redis. */
-  readonly redisPrefix: string;
-  readonly worker: 'inline' | 'off';
-  /** Server processes on one port (WEB_CONCURRENCY, node:cluster); above 1 only with Redis. */
-  readonly webConcurrency: number;
-  readonly webhookAllowPrivate: boolean;
-  readonly webhookRetryDelays: readonly number[];
-  /** Per-attempt limit of a delivery: a 2xx must arrive within it (10 s in the contract). */
-  readonly webhookTimeoutMs: number;
-  /** How long a worker holds the deliveries it claimed; a crashed worker's claims return after it. */
-  readonly webhookLeaseMs: number;
-  /** Attempts a worker keeps in flight at once. */
-  readonly webhookConcurrency: number;
-  /** DNS servers (host or host:port) that resolve webhook hosts; unset: the system resolver. */
-  readonly webhookDnsServers: readonly string[];
-  readonly logLevel: string;
-  readonly pluginsDir: string;
-  readonly migrationsDirs: readonly string[];
-  /** Failed authentications admitted per client address and minute before 429. */
-  readonly authFailureLimit: number;
-  /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
-  readonly trustProxy: boolean;
-  readonly http: HttpLimits;
-  /** The session cookie gets `Secure` (set it when the service is reached over https). */
-  readonly cookieSecure: boolean;
-  /** Origins, beyond the service's own, whose pages may change things through the internal API. */
-  readonly adminOrigins: readonly string[];
-  /** How often each server writes the usage it counted (the most a killed process loses). */
-  readonly usageFlushMs: number;
-  /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
-  readonly retentionMs: number;
-  /** Seed a demo workspace into an empty database (DEMO; by default only on the embedded default). */
-  readonly demo: boolean;
-  /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
-  readonly metrics: { port: number; host: string } | undefined;
-  /**
-   * The keys webhook secrets are sealed under (SECRET_KEYS, newest first); undefined on the
-   * embedded default without it: the key file in the data folder is used (secrets/load.ts).
-   */
-  readonly secretKeys: readonly Buffer[] | undefined;
-}
+/** Every setting, read once by loadConfig(): its type is what that function returns. */
+export type Config = ReturnType<typeof loadConfig>;
 
 /** What one client connection may take of the server (node:http settings). */
 export interface HttpLimits {
@@ -204,7 +160,7 @@ export const DEFAULT_RETENTION_DAYS = 30;
 export const DAY_MS = 24 * 3600 * 1000;
 
 /** Reads every setting once; the result is frozen and passed down, never re-read. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/workspace.db';
   const pluginsDir = path.resolve(env.PLUGINS_DIR || path.join(ROOT_DIR, 'plugins'));
   const migrationsDirs = [path.join(ROOT_DIR, 'migrations')];
@@ -237,27 +193,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     database,
+    /** Seed a demo workspace into an empty database (DEMO; by default only on the embedded default). */
     demo: boolean(env, 'DEMO', database.client === 'sqlite'),
     redisUrl,
+    /** Server processes on one port (WEB_CONCURRENCY, node:cluster); above 1 only with Redis. */
     webConcurrency,
+    /** Prefix of every Redis key this service writes, so several deployments can share one Redis. */
     redisPrefix,
     worker: oneOf(env, 'WORKER', 'inline', ['inline', 'off'] as const),
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelays: Object.freeze(parseRetryDelays(env.WEBHOOK_RETRY_DELAYS)),
+    /** Per-attempt limit of a delivery: a 2xx must arrive within it (10 s in the contract). */
     webhookTimeoutMs,
+    /** How long a worker holds the deliveries it claimed; a crashed worker's claims return after it. */
     webhookLeaseMs,
+    /** Attempts a worker keeps in flight at once. */
     webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
+    /** DNS servers (host or host:port) that resolve webhook hosts; empty: the system resolver. */
     webhookDnsServers: Object.freeze(parseDnsServers(env.WEBHOOK_DNS_SERVERS)),
     logLevel,
     pluginsDir,
     migrationsDirs: Object.freeze(migrationsDirs),
+    /** Failed authentications admitted per client address and minute before 429. */
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 100000),
+    /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    /** The session cookie gets `Secure` (set it when the service is reached over https). */
     cookieSecure: boolean(env, 'COOKIE_SECURE', false),
+    /** Origins, beyond the service's own, whose pages may change things through the internal API. */
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
+    /** How often each server writes the usage it counted (the most a killed process loses). */
     usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
+    /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
     retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,
+    /**
+     * The keys webhook secrets are sealed under (SECRET_KEYS, newest first); undefined on the
+     * embedded default without it: the key file in the data folder is used (secrets/load.ts).
+     */
     secretKeys: parseSecretKeys(env.SECRET_KEYS, database),
+    /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
     metrics: env.METRICS_PORT ? Object.freeze({ port: integer(env, 'METRICS_PORT', 0, 0, 65535), host: env.METRICS_HOST || '127.0.0.1' }) : undefined,
   });
 }

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
-import { afterKeyset, toPage } from '../kernel/keyset.js';
-import { decodeCursor } from '../kernel/cursor.js';
+import { newestFirst } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 
 /** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */
@@ -93,11 +92,8 @@ function toEntry(row: AuditRow) {
 }
 
 /** A page of a workspace's log, newest first, optionally of one action. */
-export async function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string }) {
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'audit', '-at') : undefined;
+export function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string }) {
   const q = db('audit_log').where({ workspace_id: workspaceId });
   if (query.action) q.where({ action: query.action });
-  if (after) afterKeyset(q, 'at', 'desc', after);
-  const rows = (await q.orderBy([{ column: 'at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as AuditRow[];
-  return toPage(rows, query.limit, { resource: 'audit', sort: '-at', column: 'at' }, toEntry);
+  return newestFirst(q, query, { resource: 'audit', column: 'at' }, toEntry);
 }

@@ -8,8 +8,7 @@ import { createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../kernel/rows.js';
 import { type Actor, type AuditContext, OPERATOR, recordAudit } from '../audit/log.js';
 import { ApiError } from '../errors.js';
-import { decodeCursor } from '../kernel/cursor.js';
-import { afterKeyset, toPage } from '../kernel/keyset.js';
+import { newestFirst } from '../kernel/keyset.js';
 import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
@@ -188,12 +187,8 @@ export function keyView(key: KeyRecord) {
 }
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */
-export async function listKeyPage(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'key', '-created_at') : undefined;
-  const q = db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId);
-  if (after) afterKeyset(q, 'created_at', 'desc', after);
-  const rows = (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as Record<string, unknown>[];
-  return toPage(rows, query.limit, { resource: 'key', sort: '-created_at', column: 'created_at' }, (r) => keyView(toKey(r)));
+export function listKeyPage(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
+  return newestFirst(db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId), query, { resource: 'key', column: 'created_at' }, (r: Record<string, unknown>) => keyView(toKey(r)));
 }
 
 export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
-import { decodeCursor, encodeCursor } from '../kernel/cursor.js';
-import { afterKeyset } from '../kernel/keyset.js';
-import { asNumber } from '../db/decode.js';
+import { decodeCursor } from '../kernel/cursor.js';
+import { afterKeyset, toPage } from '../kernel/keyset.js';
 
 export interface EventLogQuery {
   limit: number;
@@ -32,11 +31,8 @@ export async function eventLogPage(db: Knex, workspaceId: string, query: EventLo
   if (query.until !== undefined) q.where('created_at', '<', query.until);
   if (after) afterKeyset(q, 'created_at', order, after);
   const rows = (await q.orderBy([{ column: 'created_at', order }, { column: 'id', order }]).limit(query.limit + 1)) as EventRow[];
-  const hasMore = rows.length > query.limit;
-  if (hasMore) rows.length = query.limit;
-  const last = rows[rows.length - 1];
-  const next = hasMore && last ? encodeCursor({ resource: 'event', sort: query.sort, value: asNumber(last.created_at), id: last.id }) : null;
-  return `{"data":[${rows.map((r) => r.payload).join(',')}],"has_more":${hasMore},"next_cursor":${JSON.stringify(next)}}`;
+  const page = toPage(rows, query.limit, { resource: 'event', sort: query.sort, column: 'created_at' }, (r) => r.payload);
+  return `{"data":[${page.data.join(',')}],"has_more":${page.has_more},"next_cursor":${JSON.stringify(page.next_cursor)}}`;
 }
 
 /** One event's payload, if the workspace has it and its type is one the caller may see. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
-import { encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 
 /**
  * Rows strictly after (value, id) in the walk's order: the keyset condition of every list. The
@@ -26,4 +26,15 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
     has_more: hasMore,
     next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: asNumber(last[at.column]), id: String(last.id) }) : null,
   };
+}
+
+/**
+ * A page of `q`'s rows newest first by (column, id), past the request's cursor: how the lists of
+ * keys, webhooks, deliveries and the audit log walk. `resource` binds the cursor to its list.
+ */
+export async function newestFirst<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; column: string }, map: (row: T) => U) {
+  const sort = `-${at.column}`;
+  if (query.cursor !== undefined) afterKeyset(q, at.column, 'desc', decodeCursor(query.cursor, at.resource, sort));
+  const rows = (await q.orderBy([{ column: at.column, order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as T[];
+  return toPage(rows, query.limit, { ...at, sort }, map);
 }

@@ -73,35 +73,48 @@ function tags(registry: Registry): JsonSchema[] {
   ];
 }
 
+/** What tells one API's document from the other's; the rest is built from the routes alike. */
+interface DocumentParts {
+  description: string;
+  /** The one security scheme of the API, by name. */
+  scheme: [string, JsonSchema];
+  tags: JsonSchema[];
+  schemas: Record<string, JsonSchema>;
+  webhooks?: JsonSchema;
+}
+
+function buildDocument(api: Api, version: string, parts: DocumentParts): JsonSchema {
+  const problems = new ProblemResponses();
+  const paths = pathsOf(api, problems);
+  const responses = problems.all();
+  const [scheme, securityScheme] = parts.scheme;
+  return {
+    openapi: '3.1.0',
+    info: { title: api.title, version, description: parts.description, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: api.base, description: 'This server.' }],
+    security: [{ [scheme]: [] }],
+    tags: parts.tags,
+    paths,
+    ...(parts.webhooks ? { webhooks: parts.webhooks } : {}),
+    components: { securitySchemes: { [scheme]: securityScheme }, schemas: parts.schemas, responses, headers: headersUsedBy(paths, responses, parts.webhooks), parameters: PARAMETERS },
+  };
+}
+
 /**
  * The OpenAPI 3.1 document of this server, built from the registry at boot: the same schemas
  * the routes validate with, so it cannot drift from them.
  */
 export function buildOpenApi(api: Api, registry: Registry, version: string, delivery: DeliveryFacts): JsonSchema {
-  const problems = new ProblemResponses();
   const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry), ...eventLogSchemas(registry) };
   for (const resource of registry.resources) Object.assign(schemas, resourceSchemas(resource));
-  const paths = pathsOf(api, problems);
-
-  return {
-    openapi: '3.1.0',
-    info: { title: api.title, version, description: DESCRIPTION + reservedText(registry), license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    servers: [{ url: api.base, description: 'This server.' }],
-    security: [{ bearerAuth: [] }],
+  return buildDocument(api, version, {
+    description: DESCRIPTION + reservedText(registry),
+    scheme: ['bearerAuth', { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' }],
     tags: tags(registry),
-    paths,
+    schemas,
     webhooks: withExamples(webhooks(registry, delivery), schemas),
-    components: {
-      securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' },
-      },
-      schemas,
-      responses: problems.all(),
-      headers: HEADERS,
-      parameters: PARAMETERS,
-    },
-  };
+  });
 }
 
 const INTERNAL_DESCRIPTION = `The internal API of the administration area: what its Developer page runs on. It is not the public API (that one is at \`/v1\`, with its own document at \`/v1/openapi.json\`).
@@ -116,16 +129,9 @@ const INTERNAL_DESCRIPTION = `The internal API of the administration area: what 
 
 /** The internal API's document: generated from its routes like the public one, sharing no path with it. */
 export function buildInternalOpenApi(api: Api, version: string): JsonSchema {
-  const problems = new ProblemResponses();
-  const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...INTERNAL_SCHEMAS, ...WEBHOOK_SCHEMAS };
-  const paths = pathsOf(api, problems);
-  const responses = problems.all();
-  return {
-    openapi: '3.1.0',
-    info: { title: api.title, version, description: INTERNAL_DESCRIPTION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    servers: [{ url: api.base, description: 'This server.' }],
-    security: [{ cookieAuth: [] }],
+  return buildDocument(api, version, {
+    description: INTERNAL_DESCRIPTION,
+    scheme: ['cookieAuth', { type: 'apiKey', in: 'cookie', name: 'ws_session', description: 'The session cookie set by `POST /session`.' }],
     tags: [
       { name: 'session', description: 'Signing in and out.' },
       { name: 'workspace', description: 'The workspace, its plan and its usage.' },
@@ -135,15 +141,6 @@ export function buildInternalOpenApi(api: Api, version: string): JsonSchema {
       { name: 'audit', description: 'Who changed what, and when.' },
       { name: 'meta', description: 'This document.' },
     ],
-    paths,
-    components: {
-      securitySchemes: {
-        cookieAuth: { type: 'apiKey', in: 'cookie', name: 'ws_session', description: 'The session cookie set by `POST /session`.' },
-      },
-      schemas,
-      responses,
-      headers: headersUsedBy(paths, responses),
-      parameters: PARAMETERS,
-    },
-  };
+    schemas: { Problem: PROBLEM_SCHEMA, ...INTERNAL_SCHEMAS, ...WEBHOOK_SCHEMAS },
+  });
 }

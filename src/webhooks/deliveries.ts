@@ -3,7 +3,7 @@ import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { afterKeyset } from '../kernel/keyset.js';
+import { newestFirst } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { toSubscription, type SubscriptionRow } from './subscriptions.js';
 
@@ -77,11 +77,11 @@ export async function createTestDelivery(db: Knex, subscription: SubscriptionRow
   return delivery;
 }
 
-export async function listDeliveries(db: Knex, subscriptionId: string, limit: number, options: { after?: { value: number; id: string }; status?: string }): Promise<DeliveryRow[]> {
+/** A page of a subscription's deliveries, newest first, of one status or all. */
+export function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
-  if (options.status) q.where({ status: options.status });
-  if (options.after) afterKeyset(q, 'created_at', 'desc', options.after);
-  return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as DeliveryRow[];
+  if (query.status) q.where({ status: query.status });
+  return newestFirst(q, query, { resource: 'delivery', column: 'created_at' }, toDelivery);
 }
 
 /**

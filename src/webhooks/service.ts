@@ -9,8 +9,6 @@ import { ApiError, type ErrorItem } from '../errors.js';
 import type { EventInfo } from '../events/catalog.js';
 import type { Notifier } from '../events/notify.js';
 import { patternErrors } from '../events/patterns.js';
-import { decodeCursor } from '../kernel/cursor.js';
-import { toPage } from '../kernel/keyset.js';
 import { createTestDelivery, findDeliveryWithAttempts, listDeliveries, retryDelivery, toDelivery } from './deliveries.js';
 import { recoverDeliveries } from './recover.js';
 import { bareHost, checkHost, DestinationError, schemeError, type Resolve } from './ssrf.js';
@@ -37,9 +35,6 @@ export interface Workspace {
   plan: string;
 }
 
-
-/** Both lists page newest first by (created_at, id). */
-const newestFirst = (resource: string) => ({ resource, sort: '-created_at', column: 'created_at' });
 
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
 const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
@@ -82,10 +77,8 @@ export async function createWebhook(deps: WebhookDeps, who: Who, body: { url: st
   return { ...toSubscription(row), secret };
 }
 
-export async function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'webhook', '-created_at') : undefined;
-  const rows = await listSubscriptions(deps.db, who.workspace.id, query.limit, after);
-  return toPage(rows, query.limit, newestFirst('webhook'), toSubscription);
+export function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
+  return listSubscriptions(deps.db, who.workspace.id, query);
 }
 
 export async function getWebhook(deps: WebhookDeps, who: Who, id: string) {
@@ -116,9 +109,7 @@ export async function sendTestEvent(deps: WebhookDeps, who: Who, id: string) {
 
 export async function listWebhookDeliveries(deps: WebhookDeps, who: Who, id: string, query: { limit: number; cursor?: string; status?: string }) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'delivery', '-created_at') : undefined;
-  const rows = await listDeliveries(deps.db, subscription.id, query.limit, { ...(after ? { after } : {}), ...(query.status ? { status: query.status } : {}) });
-  return toPage(rows, query.limit, newestFirst('delivery'), toDelivery);
+  return listDeliveries(deps.db, subscription.id, query);
 }
 
 export async function getWebhookDelivery(deps: WebhookDeps, who: Who, id: string, deliveryId: string) {

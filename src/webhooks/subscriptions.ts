@@ -5,7 +5,7 @@ import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { afterKeyset } from '../kernel/keyset.js';
+import { newestFirst } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { newSecret } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
@@ -115,10 +115,9 @@ export async function createSubscription(db: Knex, keyring: Keyring, workspaceId
   });
 }
 
-export async function listSubscriptions(db: Knex, workspaceId: string, limit: number, after?: { value: number; id: string }): Promise<SubscriptionRow[]> {
-  const q = live(db, workspaceId);
-  if (after) afterKeyset(q, 'created_at', 'desc', after);
-  return (await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as SubscriptionRow[];
+/** A page of the workspace's subscriptions, newest first, without their secrets. */
+export function listSubscriptions(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
+  return newestFirst(live(db, workspaceId), query, { resource: 'webhook', column: 'created_at' }, toSubscription);
 }
 
 export interface SubscriptionChanges {
