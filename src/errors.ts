@@ -1,40 +1,42 @@
 import { STATUS_CODES } from 'node:http';
+import { MAX_BODY_BYTES } from './wire.js';
 
 /**
  * The one table of stable error codes. Clients branch on `code`; the status follows from it,
  * and the title is the status phrase, as RFC 9457 asks of a problem whose type is about:blank.
- * What each code means is said once, in openapi/problems.ts.
+ * `when` is what the code means to a client, in the words of API.md section 4 (the documents
+ * state it for each error answer).
  */
 export const ERROR_CODES = {
-  invalid_parameter: { status: 400 },
-  invalid_cursor: { status: 400 },
-  invalid_json: { status: 400 },
-  malformed_request: { status: 400 },
-  missing_token: { status: 401 },
-  invalid_token: { status: 401 },
-  not_signed_in: { status: 401 },
-  invalid_credentials: { status: 401 },
-  insufficient_scope: { status: 403 },
-  insufficient_role: { status: 403 },
-  forbidden_origin: { status: 403 },
-  plan_forbids_scope: { status: 403 },
-  key_limit_reached: { status: 403 },
-  plan_forbids_webhooks: { status: 403 },
-  webhook_limit_reached: { status: 403 },
-  not_found: { status: 404 },
-  method_not_allowed: { status: 405 },
-  invalid_transition: { status: 409 },
-  idempotency_conflict: { status: 409 },
-  subscription_disabled: { status: 409 },
-  request_timeout: { status: 408 },
-  payload_too_large: { status: 413 },
-  unsupported_media_type: { status: 415 },
-  validation_failed: { status: 422 },
-  rate_limited: { status: 429 },
-  headers_too_large: { status: 431 },
-  internal_error: { status: 500 },
-  not_implemented: { status: 501 },
-  unavailable: { status: 503 },
+  invalid_parameter: { status: 400, when: 'a query parameter (or the Idempotency-Key header) is unknown or invalid' },
+  invalid_cursor: { status: 400, when: 'the cursor is malformed, or was made for another resource or sort' },
+  invalid_json: { status: 400, when: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode' },
+  malformed_request: { status: 400, when: 'the request is not valid HTTP/1.1 (answered before any other check)' },
+  missing_token: { status: 401, when: 'no Authorization header' },
+  invalid_token: { status: 401, when: 'the token is malformed, unknown or revoked' },
+  not_signed_in: { status: 401, when: 'no session cookie, or the session has ended (signed out, expired, or the user was disabled or given a new password): sign in again' },
+  invalid_credentials: { status: 401, when: 'the email or the password is wrong (the answer does not say which)' },
+  insufficient_scope: { status: 403, when: "the key lacks this operation's scope" },
+  insufficient_role: { status: 403, when: 'the signed-in user is a viewer: only an admin may change anything' },
+  forbidden_origin: { status: 403, when: "a POST, PATCH, PUT or DELETE without an Origin header naming the service's own origin (or one of ADMIN_ORIGINS)" },
+  plan_forbids_scope: { status: 403, when: "the workspace's plan does not allow these scopes (a read_only plan has no write: scopes) or gives no API access" },
+  key_limit_reached: { status: 403, when: "the plan's number of live keys is reached: revoke one first" },
+  plan_forbids_webhooks: { status: 403, when: "the workspace's plan has no webhooks" },
+  webhook_limit_reached: { status: 403, when: "the plan's subscriptions for this calendar month (UTC) are used up" },
+  not_found: { status: 404, when: 'no such object in this workspace' },
+  method_not_allowed: { status: 405, when: 'the path does not take this method' },
+  invalid_transition: { status: 409, when: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets' },
+  idempotency_conflict: { status: 409, when: 'the Idempotency-Key was used with another body or endpoint in the last 24 h' },
+  subscription_disabled: { status: 409, when: 'the webhook subscription is disabled; enable it first' },
+  request_timeout: { status: 408, when: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)' },
+  payload_too_large: { status: 413, when: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)` },
+  unsupported_media_type: { status: 415, when: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads' },
+  validation_failed: { status: 422, when: 'the body does not match the schema; `errors` has one entry per field' },
+  rate_limited: { status: 429, when: "the key's per-minute limit is reached, or too many failed authentications or sign-ins came from this address (or for this email)" },
+  headers_too_large: { status: 431, when: 'the request line (the URL) and headers together are over 16 KiB (answered before any other check)' },
+  internal_error: { status: 500, when: 'a fault on our side; quote the request id' },
+  not_implemented: { status: 501, when: 'the path is reserved and not built yet' },
+  unavailable: { status: 503, when: 'the database cannot be reached; retry after Retry-After' },
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

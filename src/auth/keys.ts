@@ -35,16 +35,23 @@ const validateWorkspace = ajv.compile({
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, plan: { type: 'string', minLength: 1, maxLength: 32 } },
 });
 
-const validateKey = ajv.compile({
+/** A new key as the internal API takes it: its workspace is the caller's. */
+export const KEY_CREATE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['workspace', 'name', 'scopes'],
+  required: ['name', 'scopes'],
   properties: {
-    workspace: { type: 'string', minLength: 1, maxLength: 64 },
     name: { type: 'string', minLength: 1, maxLength: 100 },
-    scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 } },
-    rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT },
+    scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'From GET /scopes; a read_only plan allows no write: scope.' },
+    rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, default: DEFAULT_RATE_LIMIT, description: `Requests a minute (default ${DEFAULT_RATE_LIMIT}).` },
   },
+};
+
+/** What createKey() checks, whatever the door: the same, naming the workspace. */
+const validateKey = ajv.compile({
+  ...KEY_CREATE_SCHEMA,
+  required: ['workspace', ...KEY_CREATE_SCHEMA.required],
+  properties: { workspace: { type: 'string', minLength: 1, maxLength: 64 }, ...KEY_CREATE_SCHEMA.properties },
 });
 
 

@@ -1,5 +1,5 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
-import { MAX_RATE_LIMIT } from '../auth/keys.js';
+import { KEY_CREATE_SCHEMA, MAX_RATE_LIMIT } from '../auth/keys.js';
 import type { JsonSchema } from '../kernel/define.js';
 import { int, obj, scopeList, str } from './meta.js';
 import { ref } from './operation.js';
@@ -34,17 +34,6 @@ export const SIGN_IN_SCHEMA: JsonSchema = {
   additionalProperties: false,
   required: ['email', 'password'],
   properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
-};
-
-export const KEY_CREATE_SCHEMA: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'scopes'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 100 },
-    scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'From GET /scopes; a read_only plan allows no write: scope.' },
-    rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, default: 60, description: 'Requests a minute (default 60).' },
-  },
 };
 
 /** The internal API's own schemas (API.md section 10); webhooks reuse the public ones. */

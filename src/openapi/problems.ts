@@ -1,6 +1,5 @@
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import type { JsonSchema } from '../kernel/define.js';
-import { MAX_BODY_BYTES } from '../wire.js';
 
 /**
  * The headers answers carry, described once under components.headers; `required` says the
@@ -53,39 +52,6 @@ export const PROBLEM_SCHEMA: JsonSchema = {
   },
 };
 
-/** What each error code means to a client, in the words of API.md section 4. */
-const WHEN: Record<ErrorCode, string> = {
-  invalid_parameter: 'a query parameter (or the Idempotency-Key header) is unknown or invalid',
-  invalid_cursor: 'the cursor is malformed, or was made for another resource or sort',
-  malformed_request: 'the request is not valid HTTP/1.1 (answered before any other check)',
-  invalid_json: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode',
-  missing_token: 'no Authorization header',
-  invalid_token: 'the token is malformed, unknown or revoked',
-  not_signed_in: 'no session cookie, or the session has ended (signed out, expired, or the user was disabled or given a new password): sign in again',
-  invalid_credentials: 'the email or the password is wrong (the answer does not say which)',
-  insufficient_scope: "the key lacks this operation's scope",
-  insufficient_role: 'the signed-in user is a viewer: only an admin may change anything',
-  forbidden_origin: "a POST, PATCH, PUT or DELETE without an Origin header naming the service's own origin (or one of ADMIN_ORIGINS)",
-  plan_forbids_scope: "the workspace's plan does not allow these scopes (a read_only plan has no write: scopes) or gives no API access",
-  key_limit_reached: "the plan's number of live keys is reached: revoke one first",
-  plan_forbids_webhooks: "the workspace's plan has no webhooks",
-  webhook_limit_reached: "the plan's subscriptions for this calendar month (UTC) are used up",
-  not_found: 'no such object in this workspace',
-  method_not_allowed: 'the path does not take this method',
-  subscription_disabled: 'the webhook subscription is disabled; enable it first',
-  invalid_transition: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets',
-  request_timeout: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)',
-  idempotency_conflict: 'the Idempotency-Key was used with another body or endpoint in the last 24 h',
-  payload_too_large: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)`,
-  unsupported_media_type: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads',
-  validation_failed: 'the body does not match the schema; `errors` has one entry per field',
-  rate_limited: "the key's per-minute limit is reached, or too many failed authentications or sign-ins came from this address (or for this email)",
-  headers_too_large: 'the request line (the URL) and headers together are over 16 KiB (answered before any other check)',
-  internal_error: 'a fault on our side; quote the request id',
-  not_implemented: 'the path is reserved and not built yet',
-  unavailable: 'the database cannot be reached; retry after Retry-After',
-};
-
 /** Error headers beyond X-Request-Id, by status: required ones must be on every such answer. */
 function errorHeaders(status: number, codes: readonly ErrorCode[], authenticated: boolean): Record<string, JsonSchema> {
   // These can also come before the key is known (a failed authentication, a database down during
@@ -124,7 +90,7 @@ export class ProblemResponses {
       const name = `${authenticated ? '' : 'Public'}${group.map(pascalCode).join('Or')}`;
       if (!this.components.has(name)) {
         this.components.set(name, {
-          description: group.map((code) => `\`${code}\`: ${WHEN[code]}.`).join(' '),
+          description: group.map((code) => `\`${code}\`: ${ERROR_CODES[code].when}.`).join(' '),
           headers: errorHeaders(status, group, authenticated),
           content: { 'application/problem+json': { schema: problemWith(group) } },
         });

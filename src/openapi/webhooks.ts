@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../kernel/define.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import { obj } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 
@@ -17,15 +18,6 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),
 };
-
-/** An object of exactly these properties, all present. */
-const exact = (properties: Record<string, JsonSchema>, description: string): JsonSchema => ({
-  type: 'object',
-  description,
-  additionalProperties: false,
-  required: Object.keys(properties),
-  properties,
-});
 
 const deliveryProperties: Record<string, JsonSchema> = {
   id: { type: 'string', pattern: '^dlv_[0-9a-z]+$' },
@@ -57,19 +49,19 @@ const attempt: JsonSchema = {
 };
 
 export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
-  Webhook: exact(subscriptionProperties, 'A webhook subscription. Its secret is never shown again after creation or rotation.'),
-  WebhookWithSecret: exact(
+  Webhook: obj(subscriptionProperties, 'A webhook subscription. Its secret is never shown again after creation or rotation.'),
+  WebhookWithSecret: obj(
     { ...subscriptionProperties, secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]+$', description: 'Signs the deliveries. Shown only in this answer: keep it.' } },
     'A webhook subscription with its new signing secret.',
   ),
   WebhookCreate: CREATE_SCHEMA,
   WebhookUpdate: UPDATE_SCHEMA,
   WebhookRecover: RECOVER_SCHEMA,
-  Recovery: exact({ deliveries: { type: 'integer', minimum: 0, description: 'How many deliveries were made due: failed ones sent again, and missed events.' } }, 'What recovery queued.'),
+  Recovery: obj({ deliveries: { type: 'integer', minimum: 0, description: 'How many deliveries were made due: failed ones sent again, and missed events.' } }, 'What recovery queued.'),
   WebhookList: pageSchema(ref('Webhook'), 'A page of webhook subscriptions, newest first.'),
-  Delivery: exact(deliveryProperties, 'One event on its way to one subscription.'),
+  Delivery: obj(deliveryProperties, 'One event on its way to one subscription.'),
   DeliveryList: pageSchema(ref('Delivery'), 'A page of deliveries, newest first.'),
-  DeliveryWithAttempts: exact(
+  DeliveryWithAttempts: obj(
     { ...deliveryProperties, attempts: { type: 'array', items: attempt, description: 'Every attempt, newest first (in the delivery log, `attempts` is their number).' } },
     'A delivery and every attempt.',
   ),
