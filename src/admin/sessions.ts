@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { recordAudit, type Actor } from '../audit/log.js';
+import { recordAudit } from '../audit/log.js';
 import { hashToken } from '../auth/tokens.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
-import type { SessionContext } from '../kernel/route.js';
+import { actorOfUser, type SessionContext } from '../kernel/route.js';
 import { dummyHash, verifyPassword } from './passwords.js';
 import { normalizeEmail, type Role } from './users.js';
 
@@ -44,8 +44,6 @@ const toContext = (row: UserRow, sessionHash: string): SessionContext => ({
   workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
   sessionHash,
 });
-
-export const actorOfUser = (user: SessionContext['user']): Actor => ({ type: 'user', id: user.id, label: user.email });
 
 /** Refuses a sign-in while the address or the email has had too many failures lately; says when to try again. */
 async function throttle(db: Knex, ip: string, email: string, now: number): Promise<void> {

@@ -2,19 +2,9 @@ import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import { newestFirst } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
+import type { Actor, AuditContext } from '../kernel/route.js';
 
-/** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */
-export interface Actor {
-  type: 'user' | 'api_key' | 'operator' | 'system';
-  id: string | null;
-  label: string;
-}
-
-/** The actor and the client address of a change: what every audited operation is given. */
-export interface AuditContext {
-  actor: Actor;
-  ip: string | null;
-}
+export type { Actor, AuditContext };
 
 /** The operator at a shell (`npm run admin`). */
 export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, label: 'admin command' }, ip: null };

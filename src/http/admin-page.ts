@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Ctx } from './context.js';
+import type { Ctx } from './middleware/context.js';
 
 /** Where the Developer page is served (API.md section 10). */
 export const ADMIN_PAGE_BASE = '/admin';

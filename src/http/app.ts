@@ -7,7 +7,7 @@ import { systemClock, type Deps } from '../deps.js';
 import { DAY_MS } from '../config.js';
 import type { Registry } from '../kernel/registry.js';
 import { createLimiter } from '../ratelimit/limiter.js';
-import type { AppContext, AppState, Ctx } from './context.js';
+import type { AppContext, AppState, Ctx } from './middleware/context.js';
 import { authenticateSession, checkOrigin } from './middleware/session.js';
 import { internalApi, INTERNAL_BASE } from '../api/internal.js';
 import { adminPage, isAdminPage } from './admin-page.js';
@@ -94,7 +94,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const chain = [
     requestId(),
     accessLog(deps.log),
-    measure(deps.metrics),
+    measure(deps.metrics, (path) => (isAdminPage(path) ? '/admin/*' : PROBE_PATHS.has(path) ? path : 'unmatched')),
     meter(usage),
     errorRenderer(deps.log),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),

@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js';
 import { createQueryAjv, createSchemaAjv } from '../kernel/ajv.js';
 import type { Registry } from '../kernel/registry.js';
 import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
-import type { AppContext, AppState, Ctx } from './context.js';
+import type { AppContext, AppState, Ctx } from './middleware/context.js';
 import { jsonBody } from './middleware/body.js';
 import { validateQuery } from './middleware/query.js';
 import { requireScope } from './middleware/scope.js';

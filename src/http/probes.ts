@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config.js';
 import { pendingMigrations } from '../db/migrate.js';
 import type { Redis } from '../db/redis.js';
-import type { Ctx } from './context.js';
+import type { Ctx } from './middleware/context.js';
 
 /** The probes (API.md section 12): outside /v1, no key, counted against no limit. */
 export const PROBE_PATHS = new Set(['/livez', '/readyz']);

@@ -1,7 +1,19 @@
-import type { Actor, AuditContext } from '../audit/log.js';
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../errors.js';
 import type { JsonSchema } from './define.js';
+
+/** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */
+export interface Actor {
+  type: 'user' | 'api_key' | 'operator' | 'system';
+  id: string | null;
+  label: string;
+}
+
+/** The actor and the client address of a change: what every audited operation is given (audit/log.ts). */
+export interface AuditContext {
+  actor: Actor;
+  ip: string | null;
+}
 
 /** Who is calling: the key, its workspace, and the scopes it may use now. */
 export interface AuthContext {
@@ -140,10 +152,13 @@ export interface Who extends AuditContext {
   workspace: { id: string; name: string; plan: string };
 }
 
+/** A signed-in person as the audit log names them. */
+export const actorOfUser = (user: SessionContext['user']): Actor => ({ type: 'user', id: user.id, label: user.email });
+
 export function who(input: RouteInput): Who {
   if (input.session) {
     const { user, workspace } = input.session;
-    return { workspace, actor: { type: 'user', id: user.id, label: user.email }, ip: input.ip };
+    return { workspace, actor: actorOfUser(user), ip: input.ip };
   }
   const { key, workspace } = caller(input);
   const actor: Actor = { type: 'api_key', id: key.id, label: `${key.name} (${key.prefix}...)` };

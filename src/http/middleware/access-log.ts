@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 /** One line per request, after the answer is final. Never the Authorization header. */
 export function accessLog(log: Logger) {

@@ -2,7 +2,7 @@ import type { KeyLookup } from '../../auth/lookup.js';
 import { looksLikeToken } from '../../auth/tokens.js';
 import { ApiError } from '../../errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 const REALM = 'Bearer realm="workspace"';
 const BEARER = /^Bearer +(\S+) *$/i;

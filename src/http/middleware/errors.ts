@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isUnavailable } from '../../db/dialect.js';
 import { ApiError, CommitOutcomeUnknown, outcomeUnknown, toProblem } from '../../errors.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 /**
  * The outermost try/catch: every error leaves as problem+json. Unknown errors are logged in

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 /**
  * Turns what the router leaves unanswered into problem+json: no route (404), a route without

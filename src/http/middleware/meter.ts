@@ -1,5 +1,5 @@
 import type { UsageMeter } from '../../admin/usage.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 /**
  * Counts each answer to a key, after it is final (errors included: this runs outside the error

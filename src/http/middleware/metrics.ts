@@ -1,28 +1,25 @@
 import type { Metrics } from '../../metrics/registry.js';
-import { isAdminPage } from '../admin-page.js';
-import type { Ctx } from '../context.js';
-import { PROBE_PATHS } from '../probes.js';
+import type { Ctx } from './context.js';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The router's patterns as templates: as few as the routes, so written once each. */
 const templates = new Map<string, string>();
 
-/** The route's template as the document writes it (`/v1/deals/{id}`); never a raw path, so the series stay few. */
-export function routeOf(ctx: Ctx): string {
+/**
+ * The route's template as the document writes it (`/v1/deals/{id}`), or what `unrouted` calls a
+ * path no router matched (`unmatched` at the least); never a raw path, so the series stay few.
+ */
+function routeOf(ctx: Ctx, unrouted: (path: string) => string): string {
   const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof matched === 'string') {
-    let template = templates.get(matched);
-    if (template === undefined) templates.set(matched, (template = matched.replace(/:(\w+)/g, '{$1}')));
-    return template;
-  }
-  if (isAdminPage(ctx.path)) return '/admin/*';
-  if (PROBE_PATHS.has(ctx.path)) return ctx.path;
-  return 'unmatched';
+  if (typeof matched !== 'string') return unrouted(ctx.path);
+  let template = templates.get(matched);
+  if (template === undefined) templates.set(matched, (template = matched.replace(/:(\w+)/g, '{$1}')));
+  return template;
 }
 
 /** Counts and times every answer (outside the error renderer, so a thrown error counts with its final status). */
-export function measure(metrics: Metrics) {
+export function measure(metrics: Metrics, unrouted: (path: string) => string) {
   // The labelled series of each (route, method[, status]), looked up by one string instead of
   // prom-client hashing a label object on every answer. Bounded as the labels are.
   const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
@@ -32,7 +29,7 @@ export function measure(metrics: Metrics) {
     try {
       await next();
     } finally {
-      const route = routeOf(ctx);
+      const route = routeOf(ctx, unrouted);
       const method = METHODS.has(ctx.method) ? ctx.method : 'OTHER';
       const status = String(ctx.status);
       const series = `${method} ${route}`;

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../errors.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 import { formatMessage, patternMessage } from './messages.js';
 
 function items(validate: ValidateFunction): ErrorItem[] {

@@ -2,7 +2,7 @@ import { revocationMarker } from '../../auth/revocation.js';
 import type { Clock } from '../../deps.js';
 import { ApiError } from '../../errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 import { invalidToken } from './authenticate.js';
 
 export interface RateLimitOptions {

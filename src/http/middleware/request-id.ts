@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SANE_REQUEST_ID } from '../../wire.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 
 export function requestId() {

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import { authOf, type Ctx } from '../context.js';
+import { authOf, type Ctx } from './context.js';
 
 /** RFC 6750: the answer names the scope the key lacks. */
 export function requireScope(scope: string) {

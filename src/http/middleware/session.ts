@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { findSession, SESSION_COOKIE } from '../../admin/sessions.js';
 import type { Clock } from '../../deps.js';
 import { ApiError } from '../../errors.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from './context.js';
 
 const UNSAFE = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 

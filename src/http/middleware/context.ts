@@ -1,5 +1,5 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
-import type { AuthContext, RateLimitState, SessionContext } from '../kernel/route.js';
+import type { AuthContext, RateLimitState, SessionContext } from '../../kernel/route.js';
 
 export type { AuthContext, RateLimitState };
 
