@@ -1,10 +1,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
-import { newestFirst } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import type { Actor, AuditContext } from '../kernel/route.js';
-
-export type { Actor, AuditContext };
 
 /** The operator at a shell (`npm run admin`). */
 export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, label: 'admin command' }, ip: null };
@@ -85,5 +83,5 @@ function toEntry(row: AuditRow) {
 export function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string }) {
   const q = db('audit_log').where({ workspace_id: workspaceId });
   if (query.action) q.where({ action: query.action });
-  return newestFirst(q, query, { resource: 'audit', column: 'at' }, toEntry);
+  return keysetPage(q, query, { resource: 'audit', sort: '-at' }, toEntry);
 }

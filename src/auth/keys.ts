@@ -6,9 +6,10 @@ import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../kernel/rows.js';
-import { type Actor, type AuditContext, OPERATOR, recordAudit } from '../audit/log.js';
+import { OPERATOR, recordAudit } from '../audit/log.js';
+import type { Actor, AuditContext } from '../kernel/route.js';
 import { ApiError } from '../errors.js';
-import { newestFirst } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/keyset.js';
 import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
@@ -195,7 +196,7 @@ export function keyView(key: KeyRecord) {
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */
 export function listKeyPage(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
-  return newestFirst(db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId), query, { resource: 'key', column: 'created_at' }, (r: Record<string, unknown>) => keyView(toKey(r)));
+  return keysetPage(db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId), query, { resource: 'key', sort: '-created_at' }, (r: Record<string, unknown>) => keyView(toKey(r)));
 }
 
 export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {

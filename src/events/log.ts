@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { decodeCursor } from '../kernel/cursor.js';
-import { afterKeyset, toPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/keyset.js';
 
 export interface EventLogQuery {
   limit: number;
@@ -23,15 +22,11 @@ interface EventRow {
  * bytes that were signed and delivered, placed in the page without being parsed again.
  */
 export async function eventLogPage(db: Knex, workspaceId: string, query: EventLogQuery): Promise<string> {
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor, 'event', query.sort) : undefined;
-  if (query.types.length === 0) return JSON.stringify({ data: [], has_more: false, next_cursor: null });
-  const order = query.sort === 'created_at' ? 'asc' : 'desc';
+  // No type at all (a key that reads no resource) selects nothing: knex writes `1 = 0`.
   const q = db('events').select('id', 'payload', 'created_at').where('workspace_id', workspaceId).whereIn('type', [...query.types]);
   if (query.since !== undefined) q.where('created_at', '>=', query.since);
   if (query.until !== undefined) q.where('created_at', '<', query.until);
-  if (after) afterKeyset(q, 'created_at', order, after);
-  const rows = (await q.orderBy([{ column: 'created_at', order }, { column: 'id', order }]).limit(query.limit + 1)) as EventRow[];
-  const page = toPage(rows, query.limit, { resource: 'event', sort: query.sort, column: 'created_at' }, (r) => r.payload);
+  const page = await keysetPage(q, query, { resource: 'event', sort: query.sort }, (r: EventRow) => r.payload);
   return `{"data":[${page.data.join(',')}],"has_more":${page.has_more},"next_cursor":${JSON.stringify(page.next_cursor)}}`;
 }
 

@@ -57,7 +57,9 @@ export const isAdminPage = (path: string) => path === ADMIN_PAGE_BASE || path.st
  */
 export function adminPage(dir = ADMIN_PAGE_DIR) {
   const assets = loadAssets(dir);
+  const route = `${ADMIN_PAGE_BASE}/*`;
   return (ctx: Ctx) => {
+    ctx.state.route = route;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
       ctx.set('Allow', 'GET, HEAD');

@@ -94,7 +94,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const chain = [
     requestId(),
     accessLog(deps.log),
-    measure(deps.metrics, (path) => (isAdminPage(path) ? '/admin/*' : PROBE_PATHS.has(path) ? path : 'unmatched')),
+    measure(deps.metrics),
     meter(usage),
     errorRenderer(deps.log),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),

@@ -42,6 +42,7 @@ export function probes(deps: { db: Knex; redis: Redis | undefined; config: Pick<
     };
   }
   return async (ctx: Ctx) => {
+    ctx.state.route = ctx.path;
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       ctx.status = 405;
       ctx.set('Allow', 'GET, HEAD');

@@ -29,12 +29,15 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
 }
 
 /**
- * A page of `q`'s rows newest first by (column, id), past the request's cursor: how the lists of
- * keys, webhooks, deliveries and the audit log walk. `resource` binds the cursor to its list.
+ * One page of `q`'s rows by keyset over (column, id), in the order `sort` names (`-created_at`:
+ * newest first), past the request's cursor, which is bound to `resource` and `sort`: how every
+ * list built with knex walks (the resources' filtered pages, keys, webhooks, deliveries, the
+ * audit log, the event log).
  */
-export async function newestFirst<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; column: string }, map: (row: T) => U) {
-  const sort = `-${at.column}`;
-  if (query.cursor !== undefined) afterKeyset(q, at.column, 'desc', decodeCursor(query.cursor, at.resource, sort));
-  const rows = (await q.orderBy([{ column: at.column, order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit + 1)) as T[];
-  return toPage(rows, query.limit, { ...at, sort }, map);
+export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; sort: string }, map: (row: T) => U) {
+  const column = at.sort.replace(/^-/, '');
+  const order = at.sort.startsWith('-') ? 'desc' : 'asc';
+  if (query.cursor !== undefined) afterKeyset(q, column, order, decodeCursor(query.cursor, at.resource, at.sort));
+  const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1)) as T[];
+  return toPage(rows, query.limit, { ...at, column }, map);
 }

@@ -3,7 +3,7 @@ import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { newestFirst } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { toSubscription, type SubscriptionRow } from './subscriptions.js';
 
@@ -81,7 +81,7 @@ export async function createTestDelivery(db: Knex, subscription: SubscriptionRow
 export function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
   if (query.status) q.where({ status: query.status });
-  return newestFirst(q, query, { resource: 'delivery', column: 'created_at' }, toDelivery);
+  return keysetPage(q, query, { resource: 'delivery', sort: '-created_at' }, toDelivery);
 }
 
 /**

@@ -5,11 +5,12 @@ import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import { newestFirst } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../kernel/rows.js';
 import { newSecret } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
-import { recordAudit, type AuditContext } from '../audit/log.js';
+import { recordAudit } from '../audit/log.js';
+import type { AuditContext } from '../kernel/route.js';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -117,7 +118,7 @@ export async function createSubscription(db: Knex, keyring: Keyring, workspaceId
 
 /** A page of the workspace's subscriptions, newest first, without their secrets. */
 export function listSubscriptions(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
-  return newestFirst(live(db, workspaceId), query, { resource: 'webhook', column: 'created_at' }, toSubscription);
+  return keysetPage(live(db, workspaceId), query, { resource: 'webhook', sort: '-created_at' }, toSubscription);
 }
 
 export interface SubscriptionChanges {

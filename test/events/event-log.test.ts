@@ -110,6 +110,8 @@ describe('the event log', () => {
     await problem(await app.request(`/v1/event-log/${invoiceEvent?.id}`, { token: dealsOnly }), 404, 'not_found');
     const nothing = await app.addKey(workspaceId, ['webhooks:manage']);
     expect(await walk('?limit=200', nothing)).to.deep.equal([]);
+    // Its cursor is checked all the same.
+    await problem(await app.request('/v1/event-log?cursor=bogus', { token: nothing }), 400, 'invalid_cursor');
 
     const { token: stranger } = await app.workspaceWithKey();
     expect(await walk('?limit=200', stranger)).to.deep.equal([]);

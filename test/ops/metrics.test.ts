@@ -61,6 +61,9 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
     expect(hook.status).to.equal(201);
     expect((await call('/v1/deals', { method: 'POST', body: '{"title":"measured"}' })).status).to.equal(201);
     await receiver.waitFor(1, (r) => r.path === '/metrics');
+    // Outside the routers: the probes and the Developer page are named by what answers them.
+    expect((await fetch(`${server.url}/readyz`)).status).to.equal(200);
+    await fetch(`${server.url}/admin/app.js?v=1`);
 
     let families = await scrape(port);
     await waitFor(async () => {
@@ -71,6 +74,10 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
     expect(value(families, 'wsapi_http_requests_total', { route: '/v1/deals/{id}', method: 'GET', status: '404' })).to.equal(1);
     expect(value(families, 'wsapi_http_requests_total', { route: '/v1/deals', method: 'POST', status: '201' })).to.equal(1);
     expect(value(families, 'wsapi_http_unauthorized_total')).to.equal(2);
+    // Refused before any router matched: not a route of its own.
+    expect(value(families, 'wsapi_http_requests_total', { route: 'unmatched', method: 'GET', status: '401' })).to.equal(2);
+    expect(value(families, 'wsapi_http_requests_total', { route: '/readyz', method: 'GET', status: '200' })).to.equal(1);
+    expect(value(families, 'wsapi_http_requests_total', { route: '/admin/*', method: 'GET' })).to.equal(1);
     expect(value(families, 'wsapi_http_rate_limited_total')).to.equal(0);
     expect(histogramCount('wsapi_http_request_duration_seconds', 'route="/v1/deals",method="GET"')).to.equal(3);
     expect(histogramCount('wsapi_webhook_delivery_duration_seconds')).to.equal(1);

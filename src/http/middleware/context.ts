@@ -10,6 +10,8 @@ export interface AppState {
   rateLimit?: RateLimitState;
   /** The query string after validation (coerced, defaults applied). */
   query?: Record<string, unknown>;
+  /** How the metrics name a path that no router matched, set by what answers it (the Developer page, the probes). */
+  route?: string;
   /** The JSON body after validation against the route's schema. */
   body?: Record<string, unknown>;
 }

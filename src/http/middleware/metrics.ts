@@ -7,19 +7,20 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 const templates = new Map<string, string>();
 
 /**
- * The route's template as the document writes it (`/v1/deals/{id}`), or what `unrouted` calls a
- * path no router matched (`unmatched` at the least); never a raw path, so the series stay few.
+ * The route's template as the document writes it (`/v1/deals/{id}`), or the name its handler gave
+ * a path no router matched (`/admin/*`, `/readyz`), else `unmatched`: never a raw path, so the
+ * series stay few.
  */
-function routeOf(ctx: Ctx, unrouted: (path: string) => string): string {
+function routeOf(ctx: Ctx): string {
   const matched = (ctx as unknown as { _matchedRoute?: unknown })._matchedRoute;
-  if (typeof matched !== 'string') return unrouted(ctx.path);
+  if (typeof matched !== 'string') return ctx.state.route ?? 'unmatched';
   let template = templates.get(matched);
   if (template === undefined) templates.set(matched, (template = matched.replace(/:(\w+)/g, '{$1}')));
   return template;
 }
 
 /** Counts and times every answer (outside the error renderer, so a thrown error counts with its final status). */
-export function measure(metrics: Metrics, unrouted: (path: string) => string) {
+export function measure(metrics: Metrics) {
   // The labelled series of each (route, method[, status]), looked up by one string instead of
   // prom-client hashing a label object on every answer. Bounded as the labels are.
   const counters = new Map<string, ReturnType<Metrics['requests']['labels']>>();
@@ -29,7 +30,7 @@ export function measure(metrics: Metrics, unrouted: (path: string) => string) {
     try {
       await next();
     } finally {
-      const route = routeOf(ctx, unrouted);
+      const route = routeOf(ctx);
       const method = METHODS.has(ctx.method) ? ctx.method : 'OTHER';
       const status = String(ctx.status);
       const series = `${method} ${route}`;
