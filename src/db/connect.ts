@@ -72,13 +72,24 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
   };
 }
 
-/** knex prints its own warnings to the console unless given a logger: send them to ours. */
+/** A knex message's first line: the rest is a stack. */
+const firstLine = (message: unknown) => String(message).split('\n', 1)[0];
+
+/**
+ * knex prints its own warnings to the console unless given a logger: send them to ours, one
+ * line each. "Acquire connection error" repeats, with a stack, the error the caller gets and
+ * logs in its own words ("database unavailable"), so it is said at debug level only.
+ */
 function knexLog(log: Logger): Knex.Config['log'] {
   return {
-    warn: (message: unknown) => log.warn({ knex: String(message) }, 'knex warning'),
-    error: (message: unknown) => log.error({ knex: String(message) }, 'knex error'),
-    deprecate: (message: unknown) => log.warn({ knex: String(message) }, 'knex deprecation'),
-    debug: (message: unknown) => log.debug({ knex: String(message) }, 'knex debug'),
+    warn: (message: unknown) => {
+      const text = firstLine(message);
+      if (text.startsWith('Acquire connection error')) log.debug({ knex: text }, 'knex warning');
+      else log.warn({ knex: text }, 'knex warning');
+    },
+    error: (message: unknown) => log.error({ knex: firstLine(message) }, 'knex error'),
+    deprecate: (message: unknown) => log.warn({ knex: firstLine(message) }, 'knex deprecation'),
+    debug: (message: unknown) => log.debug({ knex: firstLine(message) }, 'knex debug'),
   };
 }
 

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { isUnavailable } from './dialect.js';
 
 /**
  * What a log line may say of a failed statement. Drivers and knex put the statement with its
@@ -56,8 +57,12 @@ export function summarizeDbError(error: DriverError): DbErrorSummary {
   };
 }
 
-/** pino's `err` serializer: database errors summarised, others as pino prints them. */
+/**
+ * pino's `err` serializer: database errors summarised, others as pino prints them. An error
+ * that says the database is out of reach (ECONNREFUSED, a pool timeout) is a database error
+ * too: knex writes the statement it was running into its message.
+ */
 export function serializeError(error: unknown): unknown {
-  if (isDbError(error)) return summarizeDbError(error);
+  if (isDbError(error) || isUnavailable(error)) return summarizeDbError(error as DriverError);
   return error instanceof Error ? pino.stdSerializers.err(error) : error;
 }

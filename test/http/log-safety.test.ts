@@ -82,3 +82,33 @@ describe('what reaches the log when the database is unreachable', () => {
     expect(JSON.stringify(captured.lines())).not.to.contain(token);
   });
 });
+
+describe('what reaches the log when the database refuses connections', () => {
+  let app: TestApp;
+  const captured = capturedLog();
+  before(async () => {
+    // A port nothing listens on: every connection is refused (ECONNREFUSED), as with MariaDB stopped.
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    app = await startApp({ log: captured.log, env: { DATABASE_URL: `mysql://root@127.0.0.1:${port}/nothing`, SECRET_KEYS: newKey() } });
+  });
+  after(async () => {
+    await app.close().catch(() => undefined);
+  });
+
+  it('logs one line with the code and operation: no statement text, no stack', async () => {
+    const token = `wsk_${'F'.repeat(43)}`;
+    await problem(await app.request('/v1/deals', { headers: { authorization: `Bearer ${token}` } }), 503, 'unavailable');
+    const lines = captured.lines().filter((l) => l.msg === 'database unavailable');
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.include({ method: 'GET', path: '/v1/deals' });
+    const err = lines[0]?.err as Record<string, unknown>;
+    expect(err).to.include({ code: 'ECONNREFUSED' });
+    expect(Object.keys(err)).to.have.members(['type', 'code', ...(err.errno === undefined ? [] : ['errno']), ...(err.operation === undefined ? [] : ['operation']), ...(err.table === undefined ? [] : ['table'])]);
+    const all = JSON.stringify(captured.lines());
+    expect(all).not.to.match(/select|stack|    at /i);
+    expect(all).not.to.contain(hashToken(token));
+  });
+});

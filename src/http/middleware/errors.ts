@@ -19,7 +19,7 @@ export function errorRenderer(log: Logger) {
         log.error({ err: caught.cause, request_id: ctx.state.requestId }, 'database connection lost while committing; outcome unknown');
         error = outcomeUnknown(ctx.method === 'POST' && ctx.get('idempotency-key') !== '');
       } else if (isUnavailable(caught)) {
-        log.error({ err: caught, request_id: ctx.state.requestId }, 'database unavailable');
+        log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'database unavailable');
         error = new ApiError('unavailable', 'The service cannot reach its database; nothing was changed. Try again shortly.', { headers: { 'Retry-After': '5' } });
       } else {
         log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
