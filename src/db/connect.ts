@@ -73,7 +73,7 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
 }
 
 /** A knex message's first line: the rest is a stack. */
-const firstLine = (message: unknown) => String(message).split('\n', 1)[0];
+const firstLine = (message: unknown) => String(message).split('\n', 1)[0] ?? '';
 
 /**
  * knex prints its own warnings to the console unless given a logger: send them to ours, one

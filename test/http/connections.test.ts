@@ -1,3 +1,4 @@
+import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -76,9 +77,25 @@ describe('what one client connection may hold', () => {
     expect(answer.closedAfterMs).to.be.within(1900, 3800);
   });
 
-  it('ends headers that do not arrive within the headers time (1 s) with 408', async () => {
+  it('ends headers that do not arrive within the headers time (1 s) with 408, without a body (the method never came whole)', async () => {
     const answer = await raw(app.url, ['GET /v1/health HTTP/1.1\r\nHost: x\r\n', 3000, 'X-Late: 1\r\n\r\n']);
-    expectProblem(answer, 408, 'request_timeout');
+    expect(answer.status).to.equal(408);
+    expect(answer.headers['content-length']).to.equal('0');
+    expect(answer.body).to.equal('');
+    expect(answer.closedAfterMs).to.be.within(900, 2800);
+  });
+
+  it('ends a connection that sends nothing after the headers time (1 s), counted from connect', async () => {
+    const answer = await raw(app.url, [5000]);
+    expect(answer.status).to.equal(408);
+    expect(answer.headers['x-request-id']).to.be.a('string');
+    expect(answer.closedAfterMs).to.be.within(900, 2800);
+  });
+
+  it('ends headers sent a byte every 200 ms after the headers time (1 s), though bytes keep coming', async () => {
+    const head = `GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+    const answer = await raw(app.url, [...head].flatMap((c) => [c, 200]));
+    expect(answer.status).to.equal(408);
     expect(answer.closedAfterMs).to.be.within(900, 2800);
   });
 
@@ -88,19 +105,93 @@ describe('what one client connection may hold', () => {
     expect(answer.closedAfterMs).to.be.within(900, 2800);
   });
 
-  it('holds at most HTTP_MAX_CONNECTIONS (5) connections: the next is closed at once, and served once one frees', async () => {
-    const { port } = new URL(app.url);
-    const open = await Promise.all(
-      Array.from({ length: 5 }, () => new Promise<net.Socket>((resolve) => { const s = net.connect(Number(port), '127.0.0.1', () => resolve(s)); s.on('error', () => undefined); })),
-    );
-    await new Promise((r) => setTimeout(r, 50));
+  it('at HTTP_MAX_CONNECTIONS (5), a new connection takes the place of the one idle longest', async () => {
+    const silent = await openSockets(app.url, 5);
+    const served = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`]);
+    expect(served.status).to.equal(200);
+    // The first silent connection made room; the others still hold their slots.
+    expect(silent[0]?.closed).to.equal(true);
+    expect(silent.slice(1).map((s) => s.closed)).to.deep.equal([false, false, false, false]);
+    for (const s of silent) s.destroy();
+  });
+
+  it('at HTTP_MAX_CONNECTIONS (5) busy with requests, the next connection is closed at once, and served once one frees', async () => {
+    const busy = await openSockets(app.url, 5);
+    // Each sends whole headers and waits with its body: a request in progress, not idle.
+    for (const s of busy) s.write(`POST /v1/deals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+    await new Promise((r) => setTimeout(r, 100));
     const refused = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`]);
     expect(refused.status).to.equal(0);
     expect(refused.closedAfterMs).to.be.below(500);
-    open[0]?.destroy();
+    expect(busy.map((s) => s.closed)).to.deep.equal([false, false, false, false, false]);
+    busy[0]?.destroy();
     await new Promise((r) => setTimeout(r, 50));
     const served = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`]);
     expect(served.status).to.equal(200);
-    for (const s of open) s.destroy();
+    for (const s of busy) s.destroy();
   });
 });
+
+describe('a HEAD request refused before the app', () => {
+  let app: TestApp;
+  let token: string;
+  before(async () => {
+    app = await startApp();
+    ({ token } = await app.workspaceWithKey());
+  });
+  after(() => app.close());
+
+  it('answers HEAD with a URL over 16 KiB 431 without a body, which the client of node:http reads whole', async () => {
+    const { port } = new URL(app.url);
+    const answer = await new Promise<{ status: number; length: string | undefined; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: Number(port), method: 'HEAD', path: `/v1/health?q=${'x'.repeat(20 * 1024)}`, headers: { authorization: `Bearer ${token}` } }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, length: res.headers['content-length'], body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer).to.deep.equal({ status: 431, length: '0', body: '' });
+    // A GET of the same still gets its problem+json.
+    await problem(await app.request(`/v1/health?q=${'x'.repeat(20 * 1024)}`, { token }), 431, 'headers_too_large');
+  });
+
+  it('answers HEAD as the app answers: headers only', async () => {
+    const answer = await raw(app.url, [`HEAD /v1/nothing HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`]);
+    expect(answer.status).to.equal(404);
+    expect(answer.body).to.equal('');
+  });
+});
+
+describe('a thousand silent connections', () => {
+  let app: TestApp;
+  before(async () => {
+    // Default headers time (10 s): the silent ones are not timed out during the test.
+    app = await startApp({ env: { HTTP_MAX_CONNECTIONS: '50' } });
+  });
+  after(() => app.close());
+
+  it('do not lock a client out: with 300 open (6 times the cap), GET /livez answers at once', async () => {
+    const silent = await openSockets(app.url, 300);
+    const answer = await raw(app.url, ['GET /livez HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']);
+    expect(answer.status).to.equal(200);
+    expect(silent.filter((s) => !s.closed)).to.have.length.within(40, 49);
+    for (const s of silent) s.destroy();
+  });
+});
+
+/** `count` connections that send nothing, open once each is connected. */
+async function openSockets(url: string, count: number): Promise<net.Socket[]> {
+  const { port } = new URL(url);
+  const sockets: net.Socket[] = [];
+  for (let i = 0; i < count; i += 1) {
+    sockets.push(await new Promise<net.Socket>((resolve) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => resolve(s));
+      s.on('error', () => undefined);
+    }));
+  }
+  // Let the server see them all, in order.
+  await new Promise((r) => setTimeout(r, 100));
+  return sockets;
+}
