@@ -17,9 +17,18 @@ export const ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
 /** last_seen_at is written at most this often per session: idle expiry needs no finer grain. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** More than this many failed sign-ins within the window, for one address or one email: 429. */
+/** More than this many failed sign-ins within the window from one address (for any email, so for one email too): 429. */
 export const MAX_FAILURES = 10;
 export const FAILURE_WINDOW_MS = 15 * 60 * 1000;
+/**
+ * Past this many failures for one email (from any addresses) within the window, a sign-in for
+ * it from an address that has failed itself waits, after the email's last failure, 1 s, then
+ * 2, 4... up to SLOWEST_MS: many addresses slow the guessing of one email down, and never
+ * lock out its owner, whose address has no failures.
+ */
+const SLOW_AFTER = 10;
+const SLOWEST_MS = 60_000;
+const SLOW_ROWS = SLOW_AFTER + Math.ceil(Math.log2(SLOWEST_MS / 1000));
 
 const SESSION_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -45,17 +54,30 @@ const toContext = (row: UserRow, sessionHash: string): SessionContext => ({
   sessionHash,
 });
 
-/** Refuses a sign-in while the address or the email has had too many failures lately; says when to try again. */
+const tooMany = (detail: string, waitMs: number) => {
+  const wait = Math.max(1, Math.ceil(waitMs / 1000));
+  const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  return new ApiError('rate_limited', `${detail}; try again in ${when}.`, { headers: { 'Retry-After': String(wait) } });
+};
+
+/**
+ * Refuses a sign-in while its address has failed too often lately (for any email, so for this
+ * one too), or while the email is being guessed from many addresses and this address is one
+ * that has failed (API.md section 10); says when to try again. An address without failures is
+ * never refused: the owner of an email under attack still signs in.
+ */
 async function throttle(db: Knex, ip: string, email: string, now: number): Promise<void> {
   const since = now - FAILURE_WINDOW_MS;
-  for (const [column, value] of [['ip', ip], ['email', email]] as const) {
-    const rows = (await db('sign_in_failures').select('at').where(column, value).where('at', '>', since).orderBy('at', 'desc').limit(MAX_FAILURES)) as Array<{ at: number | string }>;
-    if (rows.length >= MAX_FAILURES) {
-      const oldest = asNumber(rows[rows.length - 1]?.at);
-      const wait = Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MS - now) / 1000));
-      throw new ApiError('rate_limited', `Too many failed sign-ins ${column === 'ip' ? 'from this address' : 'for this email'}; try again in ${Math.ceil(wait / 60)} minute(s).`, { headers: { 'Retry-After': String(wait) } });
-    }
+  const fromAddress = (await db('sign_in_failures').select('at').where('ip', ip).where('at', '>', since).orderBy('at', 'desc').limit(MAX_FAILURES)) as Array<{ at: number | string }>;
+  if (fromAddress.length >= MAX_FAILURES) {
+    throw tooMany('Too many failed sign-ins from this address', asNumber(fromAddress[fromAddress.length - 1]?.at) + FAILURE_WINDOW_MS - now);
   }
+  if (fromAddress.length === 0) return;
+  const forEmail = (await db('sign_in_failures').select('at').where('email', email).where('at', '>', since).orderBy('at', 'desc').limit(SLOW_ROWS)) as Array<{ at: number | string }>;
+  if (forEmail.length < SLOW_AFTER) return;
+  const delay = Math.min(SLOWEST_MS, 1000 * 2 ** (forEmail.length - SLOW_AFTER));
+  const wait = asNumber(forEmail[0]?.at) + delay - now;
+  if (wait > 0) throw tooMany('Too many failed sign-ins for this email, from several addresses', wait);
 }
 
 /**

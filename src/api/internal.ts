@@ -21,9 +21,12 @@ import { webhookRoutes } from './webhooks.js';
 export const INTERNAL_BASE = '/internal/v1';
 
 
-/** The cookie that carries a session: never readable by scripts, never sent by another site. */
+/**
+ * The cookie that carries a session: never readable by scripts, never sent by another site, and
+ * never over plain http once it was set over https (or always, with COOKIE_SECURE=true).
+ */
 function sessionCookie(input: RouteInput, value: string, maxAgeSeconds: number): string {
-  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${input.deps.config.cookieSecure ? '; Secure' : ''}`;
+  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${input.deps.config.cookieSecure || input.secure ? '; Secure' : ''}`;
 }
 
 const sessionBody = (input: RouteInput) => {
@@ -58,7 +61,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
       operationId: 'signIn',
       summary: 'Sign in',
       description:
-        'Opens a session and sets it as the `ws_session` cookie (HttpOnly, SameSite=Strict; Secure when COOKIE_SECURE=true). A session ends after 12 hours without use and after 7 days in any case. A wrong email and a wrong password get the same answer; more than 10 failures in 15 minutes for one address or one email are answered 429.',
+        'Opens a session and sets it as the `ws_session` cookie (HttpOnly, SameSite=Strict; Secure when the request came over https (a TLS connection, or X-Forwarded-Proto: https behind TRUST_PROXY=true) and always with COOKIE_SECURE=true). A session ends after 12 hours without use and after 7 days in any case. A wrong email and a wrong password get the same answer. More than 10 failures in 15 minutes from one address (for one email or many) are answered 429 with Retry-After; failures for one email from many addresses make addresses that failed wait longer and longer (1 s, doubling, up to a minute), while an address without failures signs in at once.',
       access: 'public',
       body: { schema: SIGN_IN_SCHEMA, ref: ref('SignIn') },
       success: { status: 200, description: 'Signed in.', schema: ref('Session'), headers: { 'Set-Cookie': { description: 'The session cookie.', schema: { type: 'string' }, required: true } } },

@@ -42,6 +42,7 @@ function handler(route: Route, deps: ApiDeps) {
       auth: ctx.state.auth,
       session: ctx.state.session,
       ip: ctx.ip,
+      secure: ctx.secure,
       rateLimit: ctx.state.rateLimit,
       method: ctx.method,
       path: ctx.path,

@@ -50,6 +50,8 @@ export interface RouteInput {
   session: SessionContext | undefined;
   /** The client's address (X-Forwarded-For's only behind TRUST_PROXY). */
   ip: string;
+  /** The request came over https: a TLS socket, or X-Forwarded-Proto: https behind TRUST_PROXY. */
+  secure: boolean;
   rateLimit: RateLimitState | undefined;
   method: string;
   /** The request path, as sent (for Idempotency-Key, which ties a key to its endpoint). */

@@ -1,3 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { disableUser, resetPassword } from '../../src/admin/users.js';
 import { internal, newAddress, person, sessionCookie, signIn } from '../helpers/admin.js';
@@ -45,6 +51,46 @@ describe('the administration area: sessions', () => {
       expect(res.headers.get('set-cookie')).to.match(/; Secure$/);
     } finally {
       await secure.close();
+    }
+  });
+
+  it('adds Secure to the cookie when the request came over https: X-Forwarded-Proto behind TRUST_PROXY, never without it', async () => {
+    const someone = await person(app);
+    const viaProxy = await internal(app, '/session', { method: 'POST', json: { email: someone.email, password: someone.password }, ip: newAddress(), origin: app.url.replace('http:', 'https:'), headers: { 'x-forwarded-proto': 'https' } });
+    expect(viaProxy.status).to.equal(200);
+    expect(viaProxy.headers.get('set-cookie')).to.match(/; Secure$/);
+    const untrusted = await startApp();
+    try {
+      const other = await person(untrusted);
+      const forged = await internal(untrusted, '/session', { method: 'POST', json: { email: other.email, password: other.password }, headers: { 'x-forwarded-proto': 'https' } });
+      expect(forged.status).to.equal(200);
+      expect(forged.headers.get('set-cookie')).not.to.contain('Secure');
+    } finally {
+      await untrusted.close();
+    }
+  });
+
+  it('adds Secure to the cookie set over a TLS connection', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const server = https.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')) }, app.handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const someone = await person(app);
+      const origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const body = JSON.stringify({ email: someone.email, password: someone.password });
+      const cookie = await new Promise<string>((resolve, reject) => {
+        const req = https.request(`${origin}/internal/v1/session`, { method: 'POST', rejectUnauthorized: false, headers: { 'content-type': 'application/json', origin, 'x-forwarded-for': newAddress() } }, (res) => {
+          res.resume();
+          resolve(String(res.headers['set-cookie'] ?? ''));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(cookie).to.match(/^ws_session=[A-Za-z0-9_-]{43};.*; Secure$/);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -104,27 +150,54 @@ describe('the administration area: sessions', () => {
     expect((await internal(app, '/session', { method: 'DELETE', cookie: someone.cookie })).status, 'again: still 204').to.equal(204);
   });
 
-  it('throttles sign-ins: more than 10 failures in 15 minutes for one email, or from one address, get 429 with Retry-After', async () => {
-    const someone = await person(app);
-    for (let i = 0; i < 10; i++) {
-      await problem(await internal(app, '/session', { method: 'POST', json: { email: someone.email, password: `wrong ${i}` }, ip: newAddress() }), 401, 'invalid_credentials');
-    }
-    // From yet another address, and with the right password: the email is throttled.
-    const throttled = await internal(app, '/session', { method: 'POST', json: { email: someone.email, password: someone.password }, ip: newAddress() });
-    await problem(throttled, 429, 'rate_limited');
-    const wait = Number(throttled.headers.get('retry-after'));
-    expect(wait).to.be.greaterThan(0).and.at.most(15 * 60);
-    clock.advance(15 * 60 * 1000 + 1000);
-    await signIn(app, someone.email, someone.password);
+  const attempt = (email: string, password: string, ip: string) => internal(app, '/session', { method: 'POST', json: { email, password }, ip });
 
+  it('throttles sign-ins from one address: more than 10 failures in 15 minutes, for any emails, get 429 with Retry-After, the right password included', async () => {
     const ip = newAddress();
-    for (let i = 0; i < 10; i++) {
-      await problem(await internal(app, '/session', { method: 'POST', json: { email: `guess${i}@example.com`, password: 'x' }, ip }), 401, 'invalid_credentials');
-    }
+    for (let i = 0; i < 10; i++) await problem(await attempt(`guess${i}@example.com`, 'x', ip), 401, 'invalid_credentials');
     const other = await person(app);
-    await problem(await internal(app, '/session', { method: 'POST', json: { email: other.email, password: other.password }, ip }), 429, 'rate_limited');
-    // Another address is not affected.
+    const throttled = await attempt(other.email, other.password, ip);
+    await problem(throttled, 429, 'rate_limited');
+    expect(Number(throttled.headers.get('retry-after'))).to.be.greaterThan(0).and.at.most(15 * 60);
+    // Another address is not affected; this one is let in once the window has passed.
     await signIn(app, other.email, other.password, newAddress());
+    clock.advance(15 * 60 * 1000 + 1000);
+    await signIn(app, other.email, other.password, ip);
+  });
+
+  it('throttles one email from one address after 10 failures, while its owner signs in from a clean address', async () => {
+    const someone = await person(app);
+    const ip = newAddress();
+    for (let i = 0; i < 10; i++) await problem(await attempt(someone.email, `wrong ${i}`, ip), 401, 'invalid_credentials');
+    await problem(await attempt(someone.email, someone.password, ip), 429, 'rate_limited');
+    await signIn(app, someone.email, someone.password, newAddress());
+  });
+
+  it('never locks an email out from many addresses: the right password from a clean address signs in, while addresses that failed wait longer and longer', async () => {
+    const someone = await person(app);
+    const guessers = Array.from({ length: 10 }, () => newAddress());
+    for (const [i, ip] of guessers.entries()) await problem(await attempt(someone.email, `wrong ${i}`, ip), 401, 'invalid_credentials');
+    // The owner, from an address with no failures: in at once.
+    await signIn(app, someone.email, someone.password, newAddress());
+    // A guesser must wait after the email's last failure, and the wait doubles with each failure: 1, 2, 4, 8 s.
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const ip = guessers[i % guessers.length] ?? '';
+      const refused = await attempt(someone.email, `again ${i}`, ip);
+      await problem(refused, 429, 'rate_limited');
+      const wait = Number(refused.headers.get('retry-after'));
+      waits.push(wait);
+      expect((await problem(await attempt(someone.email, `again ${i}`, ip), 429, 'rate_limited')).detail).to.contain('several addresses');
+      clock.advance(wait * 1000);
+      await problem(await attempt(someone.email, `again ${i}`, ip), 401, 'invalid_credentials');
+    }
+    expect(waits).to.deep.equal([1, 2, 4, 8]);
+    // Even now, and with a guesser's address the right password only waits: it is never locked out.
+    const refused = await attempt(someone.email, someone.password, guessers[5] ?? '');
+    await problem(refused, 429, 'rate_limited');
+    clock.advance(Number(refused.headers.get('retry-after')) * 1000);
+    await signIn(app, someone.email, someone.password, guessers[5]);
+    await signIn(app, someone.email, someone.password, newAddress());
   });
 
   it('refuses a malformed sign-in with 422 and a clear error, and answers 401 not_signed_in without a cookie', async () => {

@@ -27,6 +27,8 @@ export interface TestApp {
   router: App['router'];
   /** Every route of the internal API the app mounted. */
   internalRouter: App['internalRouter'];
+  /** The app as a request listener, to serve it some other way (over TLS, say). */
+  handler: ReturnType<App['koa']['callback']>;
   /**
    * fetch() against the app, with a bearer token when given. `json` is sent as a JSON body
    * (with its Content-Type); `body` is sent as it is. Every answer is held to the served
@@ -59,6 +61,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     registry,
     router: app.router,
     internalRouter: app.internalRouter,
+    handler: app.koa.callback(),
     request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
       const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
       return checked(path, { method, headers: all, ...(json !== undefined ? { body: JSON.stringify(json) } : body !== undefined ? { body } : {}) });
