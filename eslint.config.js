@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // The CLI and the banner of `npm start` print to stdout on purpose.
-    files: ['src/cli/**', 'src/server.ts', 'bench/**', 'test/**', 'examples/**', 'web/build.ts', 'scripts/**'],
+    files: ['src/cli/**', 'src/server-main.ts', 'bench/**', 'test/**', 'examples/**', 'web/build.ts', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
 );

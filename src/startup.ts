@@ -23,14 +23,17 @@ function startupMessage(err: unknown): string | undefined {
  * bug and prints in full. A returned number is the exit code; a long-running main returns
  * nothing and stops on its own signal handling.
  */
-export function runMain(main: () => Promise<number | void>): void {
+export function runMain(main: () => Promise<number | void>, signals?: { readonly stopping: boolean }): void {
   main().then(
     (code) => {
       if (typeof code === 'number') process.exit(code);
     },
     (err: unknown) => {
+      // A signal stopped start-up and closed what main was using: its exit (0) is under way.
+      if (signals?.stopping) return;
       console.error(startupMessage(err) ?? err);
       process.exit(1);
     },
   );
 }
+

@@ -1,30 +1,6 @@
-import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
-import { startHousekeeping } from './housekeeping.js';
-import { startMetricsServer } from './metrics/server.js';
-import { runMain } from './startup.js';
-import { startWorker } from './webhooks/worker.js';
+import { StopSignals } from './signals.js';
 
-/** `npm run worker`: a delivery worker alone. Run as many as needed, beside the servers. */
-async function main(): Promise<void> {
-  const { deps } = await boot();
-  warnOfDevelopmentSettings(deps);
-  await migrate(deps);
-  const worker = startWorker(deps);
-  const housekeeping = startHousekeeping(deps);
-  const metricsServer = deps.config.metrics ? await startMetricsServer(deps.metrics.registry, deps.config.metrics, deps.log) : undefined;
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.log.info({ signal, worker: worker.id }, 'finishing deliveries in flight');
-    housekeeping.stop();
-    metricsServer?.close();
-    await worker.stop();
-    await deps.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-}
-
-runMain(main);
+// `npm run worker`. Signals are heard before the rest of the worker loads (signals.ts).
+const signals = new StopSignals();
+const { runWorker } = await import('./worker-main.js');
+runWorker(signals);

@@ -1,0 +1,105 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import knex from 'knex';
+import { ROOT_DIR } from '../../src/config.js';
+import { isolatedDatabase } from '../helpers/backend.js';
+import { backend } from '../helpers/backend.js';
+import { outcomeOf, type RunResult } from '../helpers/processes.js';
+
+/**
+ * An entry point started as its own process, sent SIGTERM once it printed `mark` on stderr
+ * (what a test plugin or migration prints when it begins), and its outcome.
+ */
+async function signalledAt(script: string, mark: string, env: Record<string, string>): Promise<RunResult & { signal: NodeJS.Signals | null }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, script)], {
+    cwd: ROOT_DIR,
+    env: { PATH: process.env.PATH ?? '', ...backend().env, PORT: '0', LOG_LEVEL: 'info', WORKER: 'off', DEMO: 'false', ...env },
+  });
+  let signal: NodeJS.Signals | null = null;
+  child.on('exit', (_code, s) => (signal = s));
+  let seen = '';
+  child.stderr.on('data', (d: Buffer) => {
+    seen += d.toString();
+    if (seen.includes(mark) && child.exitCode === null) child.kill('SIGTERM');
+  });
+  const outcome = await outcomeOf(child);
+  return { ...outcome, signal };
+}
+
+function tempDir(files: Record<string, string>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-signals-'));
+  for (const [name, body] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), body);
+  return dir;
+}
+
+// A plugin that takes 5 s to load: the process is signalled while it loads its plugins.
+const SLOW_PLUGIN = `
+import { defineResource } from ${JSON.stringify(path.join(ROOT_DIR, 'src/kernel/define.js'))};
+process.stderr.write('plugin loading\\n');
+await new Promise((r) => setTimeout(r, 5000));
+export default defineResource({
+  name: 'note', path: '/notes', table: 'notes', idPrefix: 'note_', description: 'A note.',
+  scopes: { read: 'read:notes', write: 'write:notes' },
+  fields: { body: { type: 'string', maxLength: 1000 } }, required: ['body'],
+  list: { sorts: ['created_at'], filters: [] },
+});`;
+
+// A migration that takes 2 s: a signal during it must not cut it short.
+const SLOW_MIGRATION = `
+export async function up(knex) {
+  process.stderr.write('migration running\\n');
+  await new Promise((r) => setTimeout(r, 2000));
+  await knex.schema.createTable('signal_test_marker', (t) => { t.integer('id').primary(); });
+}
+export async function down(knex) {
+  await knex.schema.dropTable('signal_test_marker');
+}`;
+
+describe('SIGTERM during start-up', () => {
+  for (const script of ['src/worker.ts', 'src/server.ts']) {
+    it(`${script} stops with 0 when signalled while it loads its plugins, at once`, async () => {
+      const db = await isolatedDatabase(`sig_${script.includes('worker') ? 'w' : 's'}`);
+      const plugins = tempDir({ 'notes.ts': SLOW_PLUGIN, 'package.json': '{ "type": "module" }' });
+      try {
+        const started = Date.now();
+        const outcome = await signalledAt(script, 'plugin loading', { ...db.env, PLUGINS_DIR: plugins });
+        expect(outcome.signal, outcome.stderr).to.equal(null);
+        expect(outcome.code, outcome.stderr).to.equal(0);
+        // It did not wait for the plugin's 5 s.
+        expect(Date.now() - started).to.be.below(5000);
+      } finally {
+        fs.rmSync(plugins, { recursive: true, force: true });
+        await db.drop();
+      }
+    });
+  }
+
+  it('lets a migration in progress finish, then stops with 0: the migration is recorded and the lock released', async () => {
+    const db = await isolatedDatabase('sig_m');
+    const migrations = tempDir({ '29990101000000_signal_test.ts': SLOW_MIGRATION });
+    try {
+      const outcome = await signalledAt('src/worker.ts', 'migration running', { ...db.env, MIGRATIONS_DIR: migrations });
+      expect(outcome.signal, outcome.stderr).to.equal(null);
+      expect(outcome.code, outcome.stderr).to.equal(0);
+      expect(outcome.stdout).to.contain('"msg":"stopped during start-up"');
+      expect(outcome.stdout).not.to.contain('delivery worker started');
+      const url = db.env.DATABASE_URL ?? '';
+      const conn = url.startsWith('sqlite:') ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true }) : knex({ client: 'mysql2', connection: url });
+      try {
+        const applied = (await conn('knex_migrations').pluck('name')) as string[];
+        expect(applied).to.include('29990101000000_signal_test');
+        expect(await conn.schema.hasTable('signal_test_marker')).to.equal(true);
+        const lock = (await conn('knex_migrations_lock').first('is_locked')) as { is_locked: number };
+        expect(Number(lock.is_locked)).to.equal(0);
+      } finally {
+        await conn.destroy();
+      }
+    } finally {
+      fs.rmSync(migrations, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+});
