@@ -8,6 +8,7 @@ import { ApiError } from '../errors.js';
 import { actorOfUser, type SessionContext } from '../kernel/route.js';
 import { dummyHash, verifyPassword } from './passwords.js';
 import { normalizeEmail, type Role } from './users.js';
+import { count } from '../words.js';
 
 export const SESSION_COOKIE = 'ws_session';
 /** A session ends after this long without a request... */
@@ -56,7 +57,7 @@ const toContext = (row: UserRow, sessionHash: string): SessionContext => ({
 
 const tooMany = (detail: string, waitMs: number) => {
   const wait = Math.max(1, Math.ceil(waitMs / 1000));
-  const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  const when = wait < 120 ? count(wait, 'second', 'seconds') : count(Math.ceil(wait / 60), 'minute', 'minutes');
   return new ApiError('rate_limited', `${detail}; try again in ${when}.`, { headers: { 'Retry-After': String(wait) } });
 };
 

@@ -6,6 +6,7 @@ import type { Registry } from '../kernel/registry.js';
 import { caller, type Route, type RouteInput } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
+import { count } from '../words.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
 
@@ -30,7 +31,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
       operationId: 'listEventLog',
       summary: 'The event log',
       description:
-        `The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: \`read:deals\` gives \`deal.*\`. Events are kept ${retentionDays} days (RETENTION_DAYS), then deleted with their deliveries.`,
+        `The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: \`read:deals\` gives \`deal.*\`. Events are kept ${count(retentionDays, 'day', 'days')} (RETENTION_DAYS), then deleted with their deliveries.`,
       query: {
         type: 'object',
         additionalProperties: false,

@@ -9,7 +9,8 @@ import { updateObject } from '../kernel/update.js';
 import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
-import { a, pascal } from '../openapi/resources.js';
+import { pascal } from '../openapi/resources.js';
+import { a } from '../words.js';
 import { JSON_TYPES } from '../wire.js';
 
 function machineText(resource: CompiledResource): string {

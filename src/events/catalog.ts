@@ -1,4 +1,5 @@
 import type { Registry } from '../kernel/registry.js';
+import { A } from '../words.js';
 
 export interface EventInfo {
   name: string;
@@ -15,9 +16,9 @@ export function eventCatalog(registry: Registry): EventInfo[] {
   for (const { def } of registry.resources) {
     const resource = def.path.slice(1);
     events.push(
-      { name: `${def.name}.created`, resource, description: `A ${def.name} was created.` },
-      { name: `${def.name}.updated`, resource, description: `A ${def.name} was updated.` },
-      { name: `${def.name}.deleted`, resource, description: `A ${def.name} was deleted.` },
+      { name: `${def.name}.created`, resource, description: `${A(def.name)} was created.` },
+      { name: `${def.name}.updated`, resource, description: `${A(def.name)} was updated.` },
+      { name: `${def.name}.deleted`, resource, description: `${A(def.name)} was deleted.` },
     );
     for (const [event, declared] of Object.entries(def.events ?? {})) {
       events.push({ name: `${def.name}.${event}`, resource, description: declared.description });

@@ -11,9 +11,6 @@ export function pascal(name: string): string {
     .join('');
 }
 
-/** `an invoice`, `a deal`. */
-export const a = (name: string) => `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
-
 /** The paginated list answer of any list endpoint. */
 export function pageSchema(item: JsonSchema, description: string): JsonSchema {
   return {

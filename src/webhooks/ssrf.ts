@@ -21,6 +21,38 @@ export function forbiddenRange(address: string): string | undefined {
   return range === 'unicast' ? undefined : range;
 }
 
+/** Each refused range as a person reads it, for the refusal's message. */
+const RANGE_WORDS: Record<string, string> = {
+  invalid: 'not an IP address',
+  unspecified: 'the unspecified address (0.0.0.0 or ::, "any")',
+  broadcast: 'the broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address (169.254.0.0/16 or fe80::/10, cloud metadata among them)',
+  loopback: 'a loopback address (this very machine)',
+  carrierGradeNat: "a carrier-grade NAT address (100.64.0.0/10, inside a provider's network)",
+  private: 'a private network address (10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16)',
+  reserved: 'a reserved address (documentation, benchmarking or future use)',
+  uniqueLocal: 'a unique local IPv6 address (fc00::/7, a private network)',
+  deprecatedSiteLocal: 'a site-local IPv6 address (fec0::/10, a private network)',
+  ipv4Compatible: 'an IPv4-compatible IPv6 address (::/96, deprecated: some systems reach the IPv4 address inside it)',
+  rfc6145: 'an IPv4-translated IPv6 address (::ffff:0:0/96, an IPv4 address inside IPv6)',
+  rfc6052: 'a NAT64 address (64:ff9b::/96, an IPv4 address inside IPv6)',
+  '6to4': 'a 6to4 address (2002::/16, an IPv4 address inside IPv6)',
+  teredo: 'a Teredo tunnel address (2001::/32)',
+  discard: 'a discard-only IPv6 address (100::/64)',
+  benchmarking: 'an address reserved for benchmarking',
+  as112: 'an address reserved for AS112 DNS servers',
+  as112v6: 'an address reserved for AS112 DNS servers',
+  amt: 'an address reserved for multicast tunnels (AMT)',
+  deprecatedOrchid: 'an ORCHID identifier, not a host address',
+  orchid2: 'an ORCHID identifier, not a host address',
+  droneRemoteIdProtocolEntityTags: 'an address reserved for drone identifiers',
+  segmentRouting: 'an address reserved for segment routing (5f00::/16)',
+};
+
+/** A refused range in words, e.g. "a loopback address (this very machine)". */
+export const describeRange = (range: string) => RANGE_WORDS[range] ?? `an address of a reserved kind (${range})`;
+
 export class DestinationError extends Error {
   constructor(message: string) {
     super(message);
@@ -70,7 +102,7 @@ export async function checkHost(host: string, resolve: Resolve, allowPrivate: bo
   if (!allowPrivate) {
     for (const address of addresses) {
       const range = forbiddenRange(address);
-      if (range) throw new DestinationError(`${host} ${address === host ? 'is' : `resolves to ${address}, which is`} a ${range} address; webhooks reach public addresses only`);
+      if (range) throw new DestinationError(`${host} ${address === host ? 'is' : `resolves to ${address}, which is`} ${describeRange(range)}; webhooks reach public addresses only`);
     }
   }
   return addresses;

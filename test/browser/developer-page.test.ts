@@ -277,7 +277,7 @@ describe('the Developer page, in Chromium', function () {
     receiver.respond = () => ({ status: 200, body: 'recovered' });
     const beforeRecovery = receiver.received.length;
     await page.getByRole('button', { name: 'Recover missed events' }).click();
-    await page.getByRole('status').filter({ hasText: /^1 deliveries queued/ }).waitFor();
+    await page.getByRole('status').filter({ hasText: /^1 delivery queued/ }).waitFor();
     await receiver.waitFor(beforeRecovery + 1);
     // The failed list empties as the list refreshes itself.
     await page.getByText('No deliveries with status failed.').waitFor({ timeout: 20_000 });

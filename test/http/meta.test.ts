@@ -41,6 +41,9 @@ describe('meta endpoints', () => {
     expect(body.data.map((e) => e.name)).to.have.members(expected);
     expect(body.data.find((e) => e.name === 'invoice.paid')).to.deep.include({ resource: 'invoices' });
     expect(body.data.every((e) => e.description.length > 0)).to.equal(true);
+    // The article by the name: "An invoice", "A deal".
+    expect(body.data.find((e) => e.name === 'invoice.created')?.description).to.equal('An invoice was created.');
+    expect(body.data.find((e) => e.name === 'deal.deleted')?.description).to.equal('A deal was deleted.');
   });
 
   it('narrows an old key to what a downgraded plan allows', async () => {

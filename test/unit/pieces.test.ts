@@ -13,7 +13,8 @@ import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
 import { createStatement, deleteStatement, insertStatement, lockedObjectStatement, updateStatement, values } from '../../src/kernel/statements.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
-import { forbiddenRange } from '../../src/webhooks/ssrf.js';
+import { describeRange, forbiddenRange } from '../../src/webhooks/ssrf.js';
+import { a, A, count } from '../../src/words.js';
 
 /** The pure pieces, without a database or a server: `npm run test:unit` runs them in about a second. */
 
@@ -123,6 +124,13 @@ describe('retry schedule', () => {
   });
 });
 
+describe('words', () => {
+  it('puts the article the name asks for, and counts in the singular for one', () => {
+    expect([a('invoice'), a('deal'), A('invoice'), A('lead'), A('order')]).to.deep.equal(['an invoice', 'a deal', 'An invoice', 'A lead', 'An order']);
+    expect([count(0, 'delivery', 'deliveries'), count(1, 'delivery', 'deliveries'), count(2, 'delivery', 'deliveries')]).to.deep.equal(['0 deliveries', '1 delivery', '2 deliveries']);
+  });
+});
+
 describe('SSRF ranges', () => {
   it('lets global unicast through and refuses every other range', () => {
     for (const address of ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c']) expect(forbiddenRange(address), address).to.equal(undefined);
@@ -141,6 +149,16 @@ describe('SSRF ranges', () => {
       ['2002:7f00:1::', '6to4'],
     ];
     for (const [address, range] of refusedRanges) expect(forbiddenRange(address), address).to.equal(range);
+  });
+
+  it('says each refused range in words a person reads, never its code name', () => {
+    for (const range of ['loopback', 'private', 'linkLocal', 'carrierGradeNat', 'unspecified', 'ipv4Compatible', 'uniqueLocal', 'rfc6052', '6to4', 'teredo', 'reserved', 'multicast', 'broadcast', 'invalid']) {
+      const words = describeRange(range);
+      // No code names: no camelCase (ipv4Compatible, linkLocal), no RFC numbers.
+      expect(words, range).to.match(/^(a|an|the|not) /).and.not.match(/[a-z][A-Z]|rfc/);
+    }
+    expect(describeRange('ipv4Compatible')).to.equal('an IPv4-compatible IPv6 address (::/96, deprecated: some systems reach the IPv4 address inside it)');
+    expect(describeRange('rfc6052')).to.contain('NAT64');
   });
 });
 

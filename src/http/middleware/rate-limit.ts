@@ -4,6 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from './context.js';
 import { invalidToken } from './authenticate.js';
+import { count } from '../../words.js';
 
 export interface RateLimitOptions {
   store: WindowStore;
@@ -33,7 +34,7 @@ export function rateLimit(options: RateLimitOptions) {
     ctx.set('X-RateLimit-Remaining', String(result.remaining));
     ctx.set('X-RateLimit-Reset', String(reset));
     if (!result.admitted) {
-      throw new ApiError('rate_limited', `This key admits ${limit} requests a minute; wait for a slot to free.`, { headers: { 'Retry-After': '60' } });
+      throw new ApiError('rate_limited', `This key admits ${count(limit, 'request', 'requests')} a minute; wait for a slot to free.`, { headers: { 'Retry-After': '60' } });
     }
     return next();
   };

@@ -262,7 +262,7 @@ function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: bool
         void run(async () => {
           const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: new Date(since).toISOString() } }));
           onDone();
-          return result.deliveries === 0 ? 'Nothing to recover since then: every delivery of that time succeeded or is under way.' : `${result.deliveries} deliveries queued: failed ones again, and the events missed while it was disabled.`;
+          return result.deliveries === 0 ? 'Nothing to recover since then: every delivery of that time succeeded or is under way.' : `${result.deliveries} ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued: failed ones again, and the events missed while it was disabled.`;
         });
       }}
     >

@@ -1,0 +1,11 @@
+/** `an invoice`, `a deal`: the article by the name's first letter, as the documents write it. */
+export const a = (name: string) => `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name}`;
+
+/** `An invoice`, `A deal`: the same, to begin a sentence. */
+export const A = (name: string) => {
+  const phrase = a(name);
+  return phrase.charAt(0).toUpperCase() + phrase.slice(1);
+};
+
+/** `1 delivery`, `3 deliveries`. */
+export const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
