@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
-import { admin } from '../helpers/processes.js';
+import { backend } from '../helpers/backend.js';
+import { admin, outcomeOf } from '../helpers/processes.js';
 
 async function workspace(plan: string): Promise<string> {
   const res = await admin(['workspace', 'create', '--name', `cli ${plan}`, '--plan', plan, '--json']);
@@ -16,6 +19,16 @@ async function refused(args: string[], reason: RegExp): Promise<void> {
   expect(res.stdout).to.equal('');
   expect(res.stderr).to.match(reason);
 }
+
+describe('the admin command through npm, exactly as the README writes it', () => {
+  it('npm run admin -- workspace list --json prints JSON alone on stdout (npm\'s banner goes to stderr)', async () => {
+    const res = await outcomeOf(spawn('npm', ['run', 'admin', '--', 'workspace', 'list', '--json'], { cwd: ROOT_DIR, env: { ...process.env, ...backend().env } }));
+    expect(res.code, res.stderr).to.equal(0);
+    const body = JSON.parse(res.stdout) as { data: unknown[] };
+    expect(body.data).to.be.an('array');
+    expect(res.stderr).to.contain('> workspace-api@');
+  });
+});
 
 describe('the admin command', () => {
   let app: TestApp;
