@@ -46,6 +46,12 @@ export async function migrateLatest(db: Knex, dirs: readonly string[], params: M
   return applied;
 }
 
+/** Undoes the last batch of migrations applied (each one's `down`); returns what was undone, newest first. */
+export async function rollbackLast(db: Knex, dirs: readonly string[], params: MigrationParams = {}): Promise<string[]> {
+  const [, undone] = (await db.withUserParams({ ...params }).migrate.rollback({ migrationSource: new FolderMigrationSource(dirs) })) as [number, string[]];
+  return undone;
+}
+
 /** The migrations not applied yet, by name (none: the schema is what this code expects). */
 export async function pendingMigrations(db: Knex, dirs: readonly string[]): Promise<string[]> {
   const [, pending] = (await db.migrate.list({ migrationSource: new FolderMigrationSource(dirs) })) as [unknown[], MigrationFile[]];

@@ -5,9 +5,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import knex from 'knex';
 import { ROOT_DIR } from '../../src/config.js';
-import { isolatedDatabase } from '../helpers/backend.js';
-import { backend } from '../helpers/backend.js';
-import { outcomeOf, type RunResult } from '../helpers/processes.js';
+import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { outcomeOf, run, type RunResult } from '../helpers/processes.js';
 
 /**
  * An entry point started as its own process, sent SIGTERM once it printed `mark` on stderr
@@ -28,6 +27,9 @@ async function signalledAt(script: string, mark: string, env: Record<string, str
   const outcome = await outcomeOf(child);
   return { ...outcome, signal };
 }
+
+/** A knex of the test's own on a DATABASE_URL. */
+const connect = (url: string) => (url.startsWith('sqlite:') ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true }) : knex({ client: 'mysql2', connection: url }));
 
 function tempDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-signals-'));
@@ -86,8 +88,7 @@ describe('SIGTERM during start-up', () => {
       expect(outcome.code, outcome.stderr).to.equal(0);
       expect(outcome.stdout).to.contain('"msg":"stopped during start-up"');
       expect(outcome.stdout).not.to.contain('delivery worker started');
-      const url = db.env.DATABASE_URL ?? '';
-      const conn = url.startsWith('sqlite:') ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true }) : knex({ client: 'mysql2', connection: url });
+      const conn = connect(db.env.DATABASE_URL ?? '');
       try {
         const applied = (await conn('knex_migrations').pluck('name')) as string[];
         expect(applied).to.include('29990101000000_signal_test');
@@ -97,6 +98,42 @@ describe('SIGTERM during start-up', () => {
       } finally {
         await conn.destroy();
       }
+    } finally {
+      fs.rmSync(migrations, { recursive: true, force: true });
+      await db.drop();
+    }
+  });
+});
+
+describe('npm run migrate -- rollback', () => {
+  const TYPO = `
+export async function up(knex) { await knex.schema.createTable('typo_tabel', (t) => { t.integer('id').primary(); }); }
+export async function down(knex) { await knex.schema.dropTable('typo_tabel'); }`;
+
+  it('undoes the last batch applied (a migration with a typo), and refuses an unknown argument', async () => {
+    const db = await isolatedDatabase('rollback');
+    const migrations = tempDir({ '29990101000100_typo.ts': TYPO });
+    try {
+      const env = { ...db.env, MIGRATIONS_DIR: migrations };
+      expect((await run('src/cli/migrate.ts', [], env)).code).to.equal(0);
+      // The typo lands in a batch of its own, as it would when added after the others.
+      fs.writeFileSync(path.join(migrations, '29990101000200_typo_again.ts'), TYPO.replace(/typo_tabel/g, 'typo_again'));
+      const applied = await run('src/cli/migrate.ts', [], env);
+      expect(applied.stdout.trim()).to.equal('applied 29990101000200_typo_again');
+      const undone = await run('src/cli/migrate.ts', ['rollback'], env);
+      expect(undone.code, undone.stderr).to.equal(0);
+      expect(undone.stdout.trim()).to.equal('rolled back 29990101000200_typo_again');
+      const conn = connect(db.env.DATABASE_URL ?? '');
+      try {
+        expect(await conn.schema.hasTable('typo_again')).to.equal(false);
+        expect(await conn.schema.hasTable('typo_tabel')).to.equal(true);
+        expect(await conn('knex_migrations').where('name', '29990101000200_typo_again').first()).to.equal(undefined);
+      } finally {
+        await conn.destroy();
+      }
+      const wrong = await run('src/cli/migrate.ts', ['rolback'], env);
+      expect(wrong.code).to.equal(2);
+      expect(wrong.stderr).to.contain('npm run migrate -- rollback');
     } finally {
       fs.rmSync(migrations, { recursive: true, force: true });
       await db.drop();
