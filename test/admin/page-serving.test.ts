@@ -1,7 +1,12 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
 import { internal, person, type Person } from '../helpers/admin.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
+import { outcomeOf } from '../helpers/processes.js';
 
 describe('the Developer page over HTTP (/admin/) and the event catalog it shows', () => {
   let app: TestApp;
@@ -64,5 +69,35 @@ describe('the Developer page over HTTP (/admin/) and the event catalog it shows'
     const stageChanged = data.find((e) => e.name === 'deal.stage_changed');
     expect(stageChanged?.description).to.equal('A deal moved to another stage.');
     expect(stageChanged?.example.data.object.id).to.match(/^deal_/);
+  });
+});
+
+describe('building the Developer page', () => {
+  /** Every file under the checkout's build outputs, with its modification time. */
+  const snapshot = () => {
+    const out: Record<string, number> = {};
+    for (const dir of ['build', 'web/generated']) {
+      const walk = (d: string) => {
+        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+          const p = path.join(d, e.name);
+          if (e.isDirectory()) walk(p);
+          else out[p] = fs.statSync(p).mtimeMs;
+        }
+      };
+      walk(path.join(ROOT_DIR, dir));
+    }
+    return out;
+  };
+
+  it('builds nothing when its inputs did not change: npm run build:web (as npm start runs it) writes no file', async function () {
+    this.timeout(180_000);
+    const buildWeb = () => outcomeOf(spawn('npm', ['run', 'build:web'], { cwd: ROOT_DIR, env: process.env }));
+    // Up to date first (npm test's pretest has built it already: then this builds nothing either).
+    expect((await buildWeb()).code).to.equal(0);
+    const before = snapshot();
+    const result = await buildWeb();
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stderr).to.contain('nothing to build');
+    expect(snapshot()).to.deep.equal(before);
   });
 });

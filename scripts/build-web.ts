@@ -1,0 +1,50 @@
+/**
+ * `npm run build:web` (run first by `npm start`, `npm test` and `npm run typecheck`): builds the
+ * Developer page only when its inputs changed since the last build. Its inputs are the code the
+ * internal OpenAPI document is generated from (src/, plugins/), the page's own source (web/),
+ * and the lock file; their SHA-256 is kept beside the build. With nothing changed it writes no
+ * file and says so; `-- --force` builds anyway.
+ *
+ * The build: the internal document -> its typed client (openapi-typescript) -> the page
+ * type-checked against it (tsc -p web) -> bundled (web/build.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const STAMP = join(root, 'build', 'admin', '.inputs-sha256');
+const OUTPUTS = [join(root, 'build', 'admin', 'index.html'), join(root, 'web', 'generated', 'internal-api.d.ts')];
+const SKIP = new Set([join(root, 'web', 'generated')]);
+
+function files(path: string): string[] {
+  if (SKIP.has(path) || !existsSync(path)) return [];
+  const entries = readdirSync(path, { withFileTypes: true });
+  return entries.flatMap((e) => (e.isDirectory() ? files(join(path, e.name)) : [join(path, e.name)]));
+}
+
+function inputsHash(): string {
+  const hash = createHash('sha256');
+  const all = [...files(join(root, 'src')), ...files(join(root, 'plugins')), ...files(join(root, 'web')), join(root, 'package-lock.json'), join(root, 'tsconfig.json')].sort();
+  for (const file of all) {
+    hash.update(relative(root, file)).update('\0');
+    hash.update(existsSync(file) ? readFileSync(file) : '').update('\0');
+  }
+  return hash.digest('hex');
+}
+
+const force = process.argv.includes('--force');
+const hash = inputsHash();
+if (!force && OUTPUTS.every(existsSync) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash) {
+  console.error('Developer page up to date (build/admin/): nothing to build');
+  process.exit(0);
+}
+
+const bin = (pkg: string, file: string) => join(root, 'node_modules', pkg, file);
+const step = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+step(['--import', 'tsx', join(root, 'src', 'cli', 'openapi.ts'), '--internal', '--out', 'build/internal-openapi.json']);
+step([bin('openapi-typescript', 'bin/cli.js'), 'build/internal-openapi.json', '--output', 'web/generated/internal-api.d.ts', '--silent']);
+step([bin('typescript', 'bin/tsc'), '-p', 'web']);
+step(['--import', 'tsx', join(root, 'web', 'build.ts')]);
+writeFileSync(STAMP, hash);
