@@ -24,7 +24,7 @@ function printDemo(demo: Demo, host: string, port: number): void {
       '',
       `  ${demo.token}`,
       '',
-      `Try: curl -H "Authorization: Bearer ${demo.token}" http://${host}:${port}/v1/deals?limit=2`,
+      `Try: curl -H "Authorization: Bearer ${demo.token}" "http://${host}:${port}/v1/deals?limit=2"`,
       '',
       `The Developer page, http://${host}:${port}/admin/, has a demo admin (password shown once):`,
       '',

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +36,14 @@ describe('npm start on an empty database', () => {
         rows += page.data.length;
       }
       expect(rows).to.be.at.least(200, 'a few hundred sample rows');
+      // The Try: line works pasted into a shell as printed (the URL quoted: zsh globs an unquoted ?).
+      const tryLine = /^Try: (curl .*)$/m.exec(first.output())?.[1] ?? '';
+      expect(tryLine).to.contain('"http://');
+      for (const shell of ['sh', 'bash', 'zsh'].filter((sh) => spawnSync('sh', ['-c', `command -v ${sh}`]).status === 0)) {
+        const out = spawnSync(shell, ['-c', `${tryLine} -s`], { encoding: 'utf8' });
+        expect(out.status, `${shell}: ${out.stderr}`).to.equal(0);
+        expect((JSON.parse(out.stdout) as { data: unknown[] }).data, shell).to.have.length(2);
+      }
       // The demo admin's sign-in is printed beside the key, once, and works on the internal API.
       await waitFor(() => /password: \S+/.test(first.output()), 5000, 'the demo admin banner');
       const email = /email: +(\S+)/.exec(first.output())?.[1];
