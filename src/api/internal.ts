@@ -222,10 +222,18 @@ export function internalApi(registry: Registry, document: () => string = () => '
       description: 'Every change to keys, webhooks, sign-ins and the plan, from every door (this API, the public API with a key, the admin command) and by the service itself, newest first.',
       tag: 'audit',
       access: null,
-      query: { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, action: { type: 'string', enum: [...AUDIT_ACTIONS], description: 'Only entries of this action.' } } },
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...PAGE_PARAMETERS,
+          action: { type: 'string', enum: [...AUDIT_ACTIONS], description: 'Only entries of this action.' },
+          hide_sign_ins: { type: 'boolean', default: false, description: 'Leave out sign-ins and failed sign-ins (`user.signed_in`, `user.sign_in_failed`), which outnumber the changes.' },
+        },
+      },
       success: { status: 200, description: 'A page of entries, newest first.', schema: ref('AuditList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
-      handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string; action?: string }) }),
+      handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string; action?: string; hide_sign_ins: boolean }) }),
     },
     documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
   ];

@@ -79,9 +79,13 @@ function toEntry(row: AuditRow) {
   };
 }
 
-/** A page of a workspace's log, newest first, optionally of one action. */
-export function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string }) {
+/** What `hide_sign_ins` leaves out. */
+const SIGN_INS = ['user.signed_in', 'user.sign_in_failed'];
+
+/** A page of a workspace's log, newest first, optionally of one action, optionally without sign-ins. */
+export function listAudit(db: Knex, workspaceId: string, query: { limit: number; cursor?: string; action?: string; hide_sign_ins?: boolean }) {
   const q = db('audit_log').where({ workspace_id: workspaceId });
   if (query.action) q.where({ action: query.action });
+  if (query.hide_sign_ins) q.whereNotIn('action', SIGN_INS);
   return keysetPage(q, query, { resource: 'audit', sort: '-at' }, toEntry);
 }

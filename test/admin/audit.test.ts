@@ -60,6 +60,19 @@ describe('the administration area: the audit log', () => {
     await problem(await internal(app, '/audit-log?action=key.exploded', { cookie: alice.cookie }), 400, 'invalid_parameter');
   });
 
+  it('leaves sign-ins out with hide_sign_ins=true, and refuses a value that is not a boolean', async () => {
+    await problem(await internal(app, '/session', { method: 'POST', json: { email: alice.email, password: 'wrong' }, ip: newAddress() }), 401, 'invalid_credentials');
+    const made = await internal(app, '/keys', { method: 'POST', cookie: alice.cookie, json: { name: 'audited', scopes: ['read:deals'] } });
+    expect(made.status).to.equal(201);
+    const all = (await log(alice)).map((e) => e.action);
+    expect(all).to.include.members(['user.signed_in', 'user.sign_in_failed', 'key.created']);
+    const hidden = (await log(alice, '&hide_sign_ins=true')).map((e) => e.action);
+    expect(hidden).to.deep.equal(all.filter((a) => !a.startsWith('user.sign')));
+    expect(hidden).to.include('key.created');
+    expect((await log(alice, '&hide_sign_ins=false')).map((e) => e.action)).to.deep.equal(all);
+    await problem(await internal(app, '/audit-log?hide_sign_ins=maybe', { cookie: alice.cookie }), 400, 'invalid_parameter');
+  });
+
   it('records changes made with an API key on the public API, with the key as actor', async () => {
     const token = await app.addKey(alice.workspaceId, ['webhooks:manage']);
     const made = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: 'http://127.0.0.1:9/b', events: ['*'] }, headers: { 'x-forwarded-for': '10.9.8.7' } })).json()) as { id: string };

@@ -303,6 +303,71 @@ describe('the Developer page, in Chromium', function () {
     expect(stored.events).to.deep.equal(['deal.*', 'invoice.paid']);
   });
 
+  it('as a new user saw it: the token whole and focused, Cancel first in a dialog, times in UTC that never wrap, a hint that a narrow table scrolls, sign-ins hidden at will', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage(390);
+    await signIn(page, person.email, person.password);
+    await page.getByRole('link', { name: 'Create key' }).click();
+    await page.getByLabel('Name').fill('Phone key');
+    await page.getByRole('checkbox', { name: 'read:deals' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const tokenField = page.getByRole('textbox', { name: 'Token' });
+    const token = await tokenField.inputValue();
+    expect(token).to.match(/^wsk_/);
+    // Focus is on the token, and all of it is in view at 390 px: nothing scrolled out of its box.
+    expect(await tokenField.evaluate((el) => el.matches(':focus'))).to.equal(true);
+    expect(await tokenField.evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight)).to.equal(true);
+    await shot(page, '12-token-at-390px');
+
+    await page.getByRole('link', { name: 'Done: back to API keys' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'Phone key' });
+    await row.getByText('Live').waitFor();
+    // A table wider than a phone says that it scrolls.
+    await page.getByText('Scroll sideways for more columns').first().waitFor();
+    expect(await page.getByRole('region', { name: /scrolls sideways/ }).count()).to.be.greaterThan(0);
+    // Times are UTC, written whole on one line: the parts are joined by no-break spaces.
+    const created = row.locator('time').first();
+    expect(await created.textContent()).to.match(/^\d{4}-\d{2}-\d{2}\u00a0\d{2}:\d{2}\u00a0UTC$/);
+    expect(await created.evaluate((el) => el.getClientRects().length), 'lines the time takes').to.equal(1);
+    await shot(page, '13-keys-at-390px');
+
+    // A destructive dialog opens on Cancel: Enter keeps the key.
+    await row.getByRole('button', { name: 'Revoke Phone key' }).click();
+    const dialog = page.getByRole('dialog', { name: /Revoke/ });
+    await dialog.waitFor();
+    expect(await dialog.getByRole('button', { name: 'Cancel' }).evaluate((el) => el.matches(':focus'))).to.equal(true);
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'hidden' });
+    await row.getByText('Live').waitFor();
+    expect((await app.request('/v1/health', { token })).status).to.equal(200);
+
+    // The audit log can leave the sign-ins out.
+    await page.goto('/admin/#/audit');
+    await page.getByRole('cell', { name: 'user.signed_in' }).first().waitFor();
+    await page.getByRole('checkbox', { name: 'Hide sign-ins' }).check();
+    await page.getByRole('cell', { name: 'user.signed_in' }).first().waitFor({ state: 'detached' });
+    expect(await page.getByRole('cell', { name: 'key.created' }).count()).to.equal(1);
+  });
+
+  it('reads and writes "Recover since" in UTC, as every other time on the page', async () => {
+    const person = await user({ plan: 'pro' });
+    const token = await app.addKey(person.workspaceId, ['webhooks:manage']);
+    const hook = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/utc`, events: ['deal.created'] } })).json()) as { id: string };
+    const page = await newPage();
+    // A browser far from UTC: the field must not follow its zone.
+    await page.context().close();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: app.url, timezoneId: 'Pacific/Auckland', extraHTTPHeaders: { 'x-forwarded-for': newAddress() } });
+    contexts.push(context);
+    const far = await context.newPage();
+    current = far;
+    await signIn(far, person.email, person.password, `#/webhooks/${hook.id}`);
+    const since = far.getByLabel('Recover since (UTC)');
+    const value = await since.inputValue();
+    const shown = Date.parse(`${value}:00Z`);
+    expect(Math.abs(shown - (Date.now() - 24 * 3_600_000))).to.be.below(5 * 60_000);
+    expect(await far.getByText(/UTC$/).count()).to.be.greaterThan(0);
+  });
+
   it('lists the events with an example payload, and the audit log filtered by action', async () => {
     const person = await user({ plan: 'pro' });
     const page = await newPage();

@@ -1,5 +1,5 @@
 import type { Schemas } from './api';
-import { when } from './ui';
+import { when, When } from './ui';
 
 const HOUR = 3_600_000;
 
@@ -63,7 +63,7 @@ export function UsageChart({ buckets, now }: { buckets: Array<Schemas['UsageList
             <tbody>
               {[...buckets].reverse().map((b) => (
                 <tr key={b.start}>
-                  <td>{when(b.start)}</td>
+                  <td><When at={b.start} /></td>
                   <td>{b.requests}</td>
                   <td>{b.rate_limited}</td>
                   <td>{b.client_errors}</td>

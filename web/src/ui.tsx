@@ -2,12 +2,29 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Problem } from './api';
 
-/** `2026-11-23 09:30` (with `:05` seconds when asked) in the reader's time zone; an em dash for "never". */
+/** No-break space: a time never wraps inside itself, however narrow its column. */
+const NBSP = '\u00a0';
+
+/**
+ * `2026-11-23 09:30 UTC` (with `:05` seconds when asked); an em dash for "never". Every time on
+ * the page is UTC, as the API, the logs and the "Recover since" field are, and says so.
+ */
 export function when(iso: string | null | undefined, seconds = false): string {
   if (!iso) return '—';
   const d = new Date(iso);
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}${seconds ? `:${pad(d.getSeconds())}` : ''}`;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}${NBSP}${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}${seconds ? `:${pad(d.getUTCSeconds())}` : ''}${NBSP}UTC`;
+}
+
+/** A time as `when()` writes it, that never wraps inside itself (a table cell breaks after a hyphen otherwise). */
+export function When({ at, seconds = false }: { at: string | null | undefined; seconds?: boolean }) {
+  return at ? (
+    <time class="when" dateTime={at}>
+      {when(at, seconds)}
+    </time>
+  ) : (
+    <>—</>
+  );
 }
 
 /** What failed, why, and what to do: a Problem's message, its field errors, and its request id. */
@@ -63,7 +80,9 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
 /** A secret shown this once: a labelled read-only field, a copy button and a plain warning. */
 export function ShownOnce({ label, value, warning }: { label: string; value: string; warning: string }) {
   const [copied, setCopied] = useState<string | null>(null);
-  const field = useRef<HTMLInputElement>(null);
+  const field = useRef<HTMLTextAreaElement>(null);
+  // Focus lands on the value as it appears: the next thing the person does is copy it.
+  useEffect(() => field.current?.focus(), [value]);
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(value);
@@ -80,7 +99,8 @@ export function ShownOnce({ label, value, warning }: { label: string; value: str
       </p>
       <label>
         {label}
-        <input ref={field} type="text" readOnly value={value} spellcheck={false} onFocus={(e) => e.currentTarget.select()} />
+        {/* A text area, not a one-line field: the whole value shows, wrapped, with nothing scrolled out of sight. */}
+        <textarea ref={field} class="shown-once" readOnly rows={2} value={value} spellcheck={false} autocomplete="off" onFocus={(e) => e.currentTarget.select()} />
       </label>
       <button type="button" onClick={() => void copy()}>
         Copy {label.toLowerCase()}
@@ -96,10 +116,15 @@ export function ShownOnce({ label, value, warning }: { label: string; value: str
  */
 export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirm: string; onConfirm: () => void; onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     const d = dialog.current;
     if (!d) return;
-    if (props.open && !d.open) d.showModal();
+    if (props.open && !d.open) {
+      d.showModal();
+      // The safe choice first: Enter or Space at once cancels, never destroys.
+      cancel.current?.focus();
+    }
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
@@ -110,7 +135,7 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
         <button type="button" class="danger" onClick={props.onConfirm}>
           {props.confirm}
         </button>
-        <button type="button" onClick={props.onCancel}>
+        <button type="button" ref={cancel} onClick={props.onCancel}>
           Cancel
         </button>
       </div>
@@ -120,8 +145,26 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
 
 /** A table of `columns` whose rows are `children`, scrolling sideways on a narrow screen instead of squeezing its columns. */
 export function Table({ caption, columns, children }: { caption: string; columns: string[]; children: ComponentChildren }) {
+  const wrap = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  // Whether the table is wider than its place: then a hint says so, and a shadow marks the cut edge.
+  useEffect(() => {
+    const el = wrap.current;
+    if (!el) return;
+    const check = () => setScrolls(el.scrollWidth > el.clientWidth + 1);
+    check();
+    const observer = new ResizeObserver(check);
+    observer.observe(el);
+    return () => observer.disconnect();
+  });
   return (
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
+    <>
+    {scrolls && (
+      <p class="scroll-hint muted" aria-hidden="true">
+        Scroll sideways for more columns →
+      </p>
+    )}
+    <div ref={wrap} class={scrolls ? 'table-wrap scrolls' : 'table-wrap'} tabIndex={0} role="region" aria-label={scrolls ? `${caption} (scrolls sideways)` : caption}>
       <table>
         <caption class="visually-hidden">{caption}</caption>
         <thead>
@@ -136,6 +179,7 @@ export function Table({ caption, columns, children }: { caption: string; columns
         <tbody>{children}</tbody>
       </table>
     </div>
+    </>
   );
 }
 

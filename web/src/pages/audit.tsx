@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { paths } from '../../generated/internal-api';
 import { api, must, type Schemas } from '../api';
-import { ProblemView, Table, useAction, useLoad, when } from '../ui';
+import { ProblemView, Table, useAction, useLoad, When } from '../ui';
 
 type Entry = Schemas['AuditEntry'];
 type Action = NonNullable<paths['/audit-log']['get']['parameters']['query']>['action'];
@@ -14,15 +14,16 @@ void everyAction;
 /** The audit log, newest first, filtered by action. */
 export function AuditPage() {
   const [action, setAction] = useState<Action>(undefined);
+  const [hideSignIns, setHideSignIns] = useState(false);
   const [entries, setEntries] = useState<Entry[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const query = (next?: string) => must(api.GET('/audit-log', { params: { query: { limit: 50, ...(action ? { action } : {}), ...(next ? { cursor: next } : {}) } } }));
+  const query = (next?: string) => must(api.GET('/audit-log', { params: { query: { limit: 50, ...(action ? { action } : {}), ...(hideSignIns ? { hide_sign_ins: true } : {}), ...(next ? { cursor: next } : {}) } } }));
   const { problem } = useLoad(async () => {
     const page = await query();
     setEntries(page.data);
     setCursor(page.next_cursor);
     return page;
-  }, [action]);
+  }, [action, hideSignIns]);
   const more = useAction();
   return (
     <>
@@ -38,13 +39,16 @@ export function AuditPage() {
           ))}
         </select>
       </label>
+      <label>
+        <input type="checkbox" checked={hideSignIns} onChange={(e) => setHideSignIns(e.currentTarget.checked)} /> Hide sign-ins
+      </label>
       <ProblemView problem={problem} />
       {entries.length === 0 && !problem && <p>Nothing recorded{action ? ` for ${action}` : ''}.</p>}
       {entries.length > 0 && (
         <Table caption="Audit log" columns={['Time', 'Who', 'Action', 'Target', 'Address', 'Details']}>
             {entries.map((e) => (
               <tr key={e.id}>
-                <td>{when(e.at)}</td>
+                <td><When at={e.at} /></td>
                 <td>
                   {e.actor.label} <span class="muted">({e.actor.type})</span>
                 </td>

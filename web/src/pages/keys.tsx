@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
 import { UsageChart } from '../chart';
-import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when } from '../ui';
+import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when, When } from '../ui';
 
 type Key = Schemas['Key'];
 
@@ -94,8 +94,8 @@ export function KeysPage({ admin }: { admin: boolean }) {
                 </td>
                 <td>{key.scopes.join(', ')}</td>
                 <td>{key.rate_limit}/min</td>
-                <td>{when(key.created_at)}</td>
-                <td>{when(key.last_used_at)}</td>
+                <td><When at={key.created_at} /></td>
+                <td><When at={key.last_used_at} /></td>
                 <td>{status(key)}</td>
                 {admin && (
                   <td>
@@ -162,11 +162,11 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{k.rate_limit} requests a minute</dd>
             <dt>Created</dt>
             <dd>
-              {when(k.created_at)}
+              <When at={k.created_at} />
               {k.created_by ? ` by ${k.created_by.label}` : ''}
             </dd>
             <dt>Last used</dt>
-            <dd>{when(k.last_used_at)}</dd>
+            <dd><When at={k.last_used_at} /></dd>
             <dt>Status</dt>
             <dd>{status(k)}</dd>
           </dl>

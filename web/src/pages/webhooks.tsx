@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
-import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when } from '../ui';
+import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, When } from '../ui';
 
 type Webhook = Schemas['Webhook'];
 type Delivery = Schemas['Delivery'];
@@ -225,7 +225,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
         <Table caption="Deliveries" columns={['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details']}>
             {data.data.map((d: Delivery) => (
               <tr key={d.id}>
-                <td>{when(d.created_at)}</td>
+                <td><When at={d.created_at} /></td>
                 <td>{d.event_type}</td>
                 <td>
                   <span class={`badge ${d.status}`}>{d.status}</span>
@@ -245,29 +245,28 @@ function Deliveries({ id, round }: { id: string; round: number }) {
   );
 }
 
-/** `2026-11-23T09:30` in the reader's time zone, as a datetime-local field takes it. */
-function localInput(ms: number): string {
-  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return d.toISOString().slice(0, 16);
+/** `2026-11-23T09:30` in UTC, as a datetime-local field takes it (the field itself has no zone: its label says UTC). */
+function utcInput(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16);
 }
 
 /** Recovery (API.md section 11): what failed or was missed while disabled, since a moment, sent again. */
 function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: boolean; busy: boolean; run: (action: () => Promise<string | null>) => Promise<void>; onDone: () => void }) {
-  const [since, setSince] = useState(() => localInput(Date.now() - 24 * 3_600_000));
+  const [since, setSince] = useState(() => utcInput(Date.now() - 24 * 3_600_000));
   return (
     <form
       class="toolbar"
       onSubmit={(e) => {
         e.preventDefault();
         void run(async () => {
-          const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: new Date(since).toISOString() } }));
+          const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: new Date(`${since.length === 16 ? `${since}:00` : since}Z`).toISOString() } }));
           onDone();
           return result.deliveries === 0 ? 'Nothing to recover since then: every delivery of that time succeeded or is under way.' : `${result.deliveries} ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued: failed ones again, and the events missed while it was disabled.`;
         });
       }}
     >
       <label>
-        Recover since
+        Recover since (UTC)
         <input type="datetime-local" required value={since} onInput={(e) => setSince(e.currentTarget.value)} />
       </label>
       <button type="submit" disabled={busy || !enabled} aria-describedby={enabled ? undefined : 'recover-disabled'}>
@@ -319,7 +318,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <dt>Throughput</dt>
             <dd>{hook.max_deliveries_per_second === null ? 'No limit' : `At most ${hook.max_deliveries_per_second} deliveries a second`}</dd>
             <dt>Created</dt>
-            <dd>{when(hook.created_at)}</dd>
+            <dd><When at={hook.created_at} /></dd>
           </dl>
           {admin ? (
             <div class="actions">
@@ -411,11 +410,11 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
               <span class={`badge ${d.status}`}>{d.status}</span>
             </dd>
             <dt>Created</dt>
-            <dd>{when(d.created_at)}</dd>
+            <dd><When at={d.created_at} /></dd>
             <dt>Delivered</dt>
-            <dd>{when(d.delivered_at)}</dd>
+            <dd><When at={d.delivered_at} /></dd>
             <dt>Next attempt</dt>
-            <dd>{when(d.next_attempt_at)}</dd>
+            <dd><When at={d.next_attempt_at} /></dd>
           </dl>
           {admin && (
             <div class="actions">
@@ -444,7 +443,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
                 {d.attempts.map((a) => (
                   <tr key={a.attempt}>
                     <td>{a.attempt}</td>
-                    <td>{when(a.attempted_at, true)}</td>
+                    <td><When at={a.attempted_at} seconds /></td>
                     <td>{a.response_status ?? '—'}</td>
                     <td>{a.duration_ms} ms</td>
                     <td>{a.error ?? '—'}</td>
