@@ -17,6 +17,7 @@ import { documentRoute } from './meta.js';
 import { eventCatalog, TEST_EVENT, type EventInfo } from '../events/catalog.js';
 import { eventExample } from '../openapi/examples.js';
 import { webhookRoutes } from './webhooks.js';
+import { recentDeliveries } from '../webhooks/deliveries.js';
 
 export const INTERNAL_BASE = '/internal/v1';
 
@@ -234,6 +235,24 @@ export function internalApi(registry: Registry, document: () => string = () => '
       success: { status: 200, description: 'A page of entries, newest first.', schema: ref('AuditList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
       handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string; action?: string; hide_sign_ins: boolean }) }),
+    },
+    {
+      method: 'get',
+      path: '/webhook-deliveries/recent',
+      operationId: 'listRecentDeliveries',
+      summary: "Each subscription's latest deliveries",
+      description: 'The latest deliveries (at most 5 each, newest first) of each subscription named in `webhook_ids`, in one request: what the webhooks list shows beside each. An id of another workspace, or of no subscription, gives an empty list.',
+      tag: 'webhooks',
+      access: null,
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['webhook_ids'],
+        properties: { webhook_ids: { type: 'string', pattern: '^wh_[0-9a-z]{1,60}(,wh_[0-9a-z]{1,60}){0,99}$', description: 'Up to 100 subscription ids, comma-separated.' } },
+      },
+      success: { status: 200, description: 'The latest deliveries of each subscription.', schema: ref('RecentDeliveries') },
+      errors: ['invalid_parameter'],
+      handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, signedIn(input).workspace.id, [...new Set((input.query.webhook_ids as string).split(','))]) } }),
     },
     documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
   ];

@@ -101,4 +101,14 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
     'One change, recorded in the same transaction as the change itself.',
   ),
   AuditList: pageSchema(ref('AuditEntry'), 'A page of the audit log, newest first.'),
+  RecentDeliveries: obj(
+    {
+      data: {
+        type: 'array',
+        items: obj({ webhook_id: str, deliveries: { type: 'array', maxItems: 5, items: ref('Delivery'), description: 'Its latest deliveries, newest first (at most 5).' } }),
+        description: 'One entry per subscription asked for, in the order asked.',
+      },
+    },
+    "Each subscription's latest deliveries.",
+  ),
 };

@@ -84,6 +84,26 @@ export function listDeliveries(db: Knex, subscriptionId: string, query: { limit:
   return keysetPage(q, query, { resource: 'delivery', sort: '-created_at' }, toDelivery);
 }
 
+/** How many of each subscription's latest deliveries recentDeliveries() gives. */
+export const RECENT_PER_SUBSCRIPTION = 5;
+
+/**
+ * The latest deliveries of each of `subscriptionIds` (of this workspace; others' give none),
+ * newest first, in one statement: what a list of subscriptions shows beside each, without a
+ * request per row.
+ */
+export async function recentDeliveries(db: Knex, workspaceId: string, subscriptionIds: readonly string[]): Promise<Array<{ webhook_id: string; deliveries: ReturnType<typeof toDelivery>[] }>> {
+  const ranked = db('webhook_deliveries')
+    .select('*')
+    .rowNumber('recent', (q) => q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).partitionBy('subscription_id'))
+    .where({ workspace_id: workspaceId })
+    .whereIn('subscription_id', [...subscriptionIds]);
+  const rows = (await db.from(ranked.as('r')).where('recent', '<=', RECENT_PER_SUBSCRIPTION).orderBy([{ column: 'subscription_id' }, { column: 'recent' }])) as Array<DeliveryRow & { recent: number }>;
+  const bySubscription = new Map<string, ReturnType<typeof toDelivery>[]>(subscriptionIds.map((id) => [id, []]));
+  for (const { recent: _recent, ...row } of rows) bySubscription.get(row.subscription_id)?.push(toDelivery(row as DeliveryRow));
+  return [...bySubscription].map(([webhook_id, deliveries]) => ({ webhook_id, deliveries }));
+}
+
 /**
  * Makes a delivery due now. A pending one keeps its schedule after this attempt; a finished
  * one (failed or succeeded) gets exactly one more attempt. One in flight is left to finish.

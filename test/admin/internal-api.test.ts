@@ -30,6 +30,36 @@ describe('the administration area: the internal API', () => {
 
   const createKey = (who: Person, json: unknown, origin?: string) => internal(app, '/keys', { method: 'POST', json, cookie: who.cookie, ...(origin ? { origin } : {}) });
 
+  it("gives each subscription's latest deliveries in one request: at most 5 each, newest first, none for another workspace's", async () => {
+    const hook = async (who: Person) => ((await (await internal(app, '/webhooks', { method: 'POST', cookie: who.cookie, json: { url: 'http://127.0.0.1:9/recent', events: ['*'] } })).json()) as { id: string }).id;
+    const first = await hook(alice);
+    const second = await hook(alice);
+    const quiet = await hook(alice);
+    const sent: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const res = await internal(app, `/webhooks/${first}/test`, { method: 'POST', cookie: alice.cookie });
+      expect(res.status).to.equal(202);
+      sent.push(((await res.json()) as { id: string }).id);
+    }
+    expect((await internal(app, `/webhooks/${second}/test`, { method: 'POST', cookie: alice.cookie })).status).to.equal(202);
+    const bob = await person(app);
+    const foreign = await hook(bob);
+    expect((await internal(app, `/webhooks/${foreign}/test`, { method: 'POST', cookie: bob.cookie })).status).to.equal(202);
+
+    const res = await internal(app, `/webhook-deliveries/recent?webhook_ids=${[first, second, quiet, foreign].join(',')}`, { cookie: alice.cookie });
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as { data: Array<{ webhook_id: string; deliveries: Array<{ id: string; event_type: string }> }> };
+    expect(body.data.map((r) => [r.webhook_id, r.deliveries.length])).to.deep.equal([[first, 5], [second, 1], [quiet, 0], [foreign, 0]]);
+    // The newest five, newest first: what the delivery log's first page shows.
+    const log = (await (await internal(app, `/webhooks/${first}/deliveries?limit=5`, { cookie: alice.cookie })).json()) as { data: Array<{ id: string }> };
+    expect(body.data[0]?.deliveries.map((d) => d.id)).to.deep.equal(log.data.map((d) => d.id));
+    expect(body.data[0]?.deliveries.map((d) => d.id)).to.have.members(sent.slice(2));
+
+    await problem(await internal(app, '/webhook-deliveries/recent', { cookie: alice.cookie }), 400, 'invalid_parameter');
+    await problem(await internal(app, '/webhook-deliveries/recent?webhook_ids=deal_1', { cookie: alice.cookie }), 400, 'invalid_parameter');
+    await problem(await internal(app, `/webhook-deliveries/recent?webhook_ids=${Array.from({ length: 101 }, () => first).join(',')}`, { cookie: alice.cookie }), 400, 'invalid_parameter');
+  });
+
   it('refuses every change that lacks the Origin of the service, whatever the cookie says (403 forbidden_origin)', async () => {
     const routes = unsafeRoutes(app);
     expect(routes.length).to.equal(11);

@@ -349,6 +349,24 @@ describe('the Developer page, in Chromium', function () {
     expect(await page.getByRole('cell', { name: 'key.created' }).count()).to.equal(1);
   });
 
+  it("lists webhooks with each one's last deliveries, asked for in one request, not one per row", async () => {
+    const person = await user({ plan: 'pro' });
+    const token = await app.addKey(person.workspaceId, ['webhooks:manage']);
+    for (const name of ['one', 'two', 'three']) {
+      const hook = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/list-${name}`, events: ['deal.created'] } })).json()) as { id: string };
+      expect((await app.request(`/v1/webhooks/${hook.id}/test`, { token, method: 'POST' })).status).to.equal(202);
+    }
+    const page = await newPage();
+    const asked: string[] = [];
+    page.on('request', (r) => {
+      if (/deliveries/.test(r.url())) asked.push(new URL(r.url()).pathname);
+    });
+    await signIn(page, person.email, person.password, '#/webhooks');
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    for (const name of ['one', 'two', 'three']) await page.getByRole('row').filter({ hasText: `/list-${name}` }).getByText('webhook.test:').waitFor();
+    expect(asked).to.deep.equal(['/internal/v1/webhook-deliveries/recent']);
+  });
+
   it('reads and writes "Recover since" in UTC, as every other time on the page', async () => {
     const person = await user({ plan: 'pro' });
     const token = await app.addKey(person.workspaceId, ['webhooks:manage']);

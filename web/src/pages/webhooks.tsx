@@ -28,14 +28,13 @@ function useWatching(deps: unknown[]): boolean {
 }
 
 /** The state of a subscription's last deliveries, in words. */
-function LastDeliveries({ id }: { id: string }) {
-  const { data, problem } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 5 } } })), [id]);
+function LastDeliveries({ deliveries, problem }: { deliveries: Delivery[] | undefined; problem: unknown }) {
   if (problem) return <span class="muted">unknown</span>;
-  if (!data) return <span class="muted">…</span>;
-  if (data.data.length === 0) return <span class="muted">none yet</span>;
+  if (!deliveries) return <span class="muted">…</span>;
+  if (deliveries.length === 0) return <span class="muted">none yet</span>;
   return (
     <ul class="badges">
-      {data.data.map((d) => (
+      {deliveries.map((d) => (
         <li key={d.id} class={`badge ${d.status}`}>
           {d.event_type}: {d.status}
         </li>
@@ -46,6 +45,9 @@ function LastDeliveries({ id }: { id: string }) {
 
 export function WebhooksPage({ admin }: { admin: boolean }) {
   const { data, problem } = useLoad(() => must(api.GET('/webhooks', { params: { query: { limit: 100 } } })), []);
+  // Every row's latest deliveries in one request, not one per row.
+  const ids = data?.data.map((w) => w.id).join(',') ?? '';
+  const recent = useLoad(async () => (ids === '' ? new Map<string, Delivery[]>() : new Map((await must(api.GET('/webhook-deliveries/recent', { params: { query: { webhook_ids: ids } } }))).data.map((r) => [r.webhook_id, r.deliveries]))), [ids]);
   return (
     <>
       <h1>Webhooks</h1>
@@ -71,7 +73,7 @@ export function WebhooksPage({ admin }: { admin: boolean }) {
                 <td>{w.events.join(', ')}</td>
                 <td>{w.enabled ? 'Yes' : `No${w.disabled_reason ? ` (${w.disabled_reason})` : ''}`}</td>
                 <td>
-                  <LastDeliveries id={w.id} />
+                  <LastDeliveries deliveries={recent.data?.get(w.id)} problem={recent.problem} />
                 </td>
               </tr>
             ))}
