@@ -100,7 +100,7 @@ export async function recentDeliveries(db: Knex, workspaceId: string, subscripti
     .whereIn('subscription_id', [...subscriptionIds]);
   const rows = (await db.from(ranked.as('r')).where('recent', '<=', RECENT_PER_SUBSCRIPTION).orderBy([{ column: 'subscription_id' }, { column: 'recent' }])) as Array<DeliveryRow & { recent: number }>;
   const bySubscription = new Map<string, ReturnType<typeof toDelivery>[]>(subscriptionIds.map((id) => [id, []]));
-  for (const { recent: _recent, ...row } of rows) bySubscription.get(row.subscription_id)?.push(toDelivery(row as DeliveryRow));
+  for (const row of rows) bySubscription.get(row.subscription_id)?.push(toDelivery(row));
   return [...bySubscription].map(([webhook_id, deliveries]) => ({ webhook_id, deliveries }));
 }
 
