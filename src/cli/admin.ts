@@ -3,11 +3,13 @@ import { pino } from 'pino';
 import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
-import { boot, migrate } from '../boot.js';
+import { migrate } from '../boot.js';
+import { loadConfig } from '../config.js';
+import { loadRegistry } from '../kernel/registry.js';
 import { createUser, disableUser, listUsers, resetPassword } from '../admin/users.js';
 import { listWorkspaces, setPlan } from '../admin/workspaces.js';
 import { ApiError } from '../errors.js';
-import { createLogger } from '../deps.js';
+import { createDeps, createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
 import { resealAll } from '../secrets/stored.js';
@@ -70,7 +72,9 @@ async function main(argv: string[]): Promise<number> {
   const print = (asJson: unknown, text: string) => console.log(json ? JSON.stringify(asJson) : text);
 
   // Logs go to stderr: with --json, stdout carries one JSON object and nothing else.
-  const { config, deps, registry } = await boot(process.env, { log: createLogger('warn', pino.destination(2)) });
+  // The plugins are loaded only by the one command that needs them (key create: the scope catalog).
+  const config = loadConfig(process.env);
+  const deps = createDeps(config, { log: createLogger('warn', pino.destination(2)) });
   try {
     await migrate(deps);
     const command = `${noun} ${verb ?? ''}`.trim();
@@ -117,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
         break;
       }
       case 'key create': {
-        const catalog = scopeCatalog(registry).map((s) => s.name);
+        const catalog = scopeCatalog(await loadRegistry(config.pluginsDir)).map((s) => s.name);
         const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
         const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
         if (input.rate_limit === undefined) delete input.rate_limit;

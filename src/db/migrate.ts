@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Knex } from 'knex';
+import { importFile } from '../modules.js';
 import type { Keyring } from '../secrets/keyring.js';
 
 interface MigrationFile {
@@ -32,7 +32,7 @@ class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
   }
 
   async getMigration(migration: MigrationFile): Promise<Knex.Migration> {
-    return (await import(pathToFileURL(migration.file).href)) as Knex.Migration;
+    return (await importFile(migration.file)) as Knex.Migration;
   }
 }
 

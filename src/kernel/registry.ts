@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
 import { createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
+import { importFile } from '../modules.js';
 
 export interface CompiledResource {
   readonly def: Resource;
@@ -52,7 +52,7 @@ function pluginFiles(dir: string): string[] {
 async function importPlugin(file: string): Promise<PluginExport> {
   let mod: { default?: unknown };
   try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    mod = (await importFile(file)) as { default?: unknown };
   } catch (err) {
     throw new PluginLoadError(file, (err as Error).message);
   }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/config.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
@@ -21,12 +23,26 @@ async function refused(args: string[], reason: RegExp): Promise<void> {
 }
 
 describe('the admin command through npm, exactly as the README writes it', () => {
+  const npmAdmin = (args: string[]) => outcomeOf(spawn('npm', ['run', 'admin', '--', ...args], { cwd: ROOT_DIR, env: { ...process.env, ...backend().env } }));
+
   it('npm run admin -- workspace list --json prints JSON alone on stdout (npm\'s banner goes to stderr)', async () => {
-    const res = await outcomeOf(spawn('npm', ['run', 'admin', '--', 'workspace', 'list', '--json'], { cwd: ROOT_DIR, env: { ...process.env, ...backend().env } }));
+    const res = await npmAdmin(['workspace', 'list', '--json']);
     expect(res.code, res.stderr).to.equal(0);
     const body = JSON.parse(res.stdout) as { data: unknown[] };
     expect(body.data).to.be.an('array');
     expect(res.stderr).to.contain('> workspace-api@');
+  });
+
+  it('runs the bundled command (build/admin-cli.mjs, made from src/), which loads the .ts plugins when a command needs them', async () => {
+    const ws = JSON.parse((await npmAdmin(['workspace', 'create', '--name', 'via npm', '--plan', 'pro', '--json'])).stdout) as { id: string };
+    const res = await npmAdmin(['key', 'create', '--workspace', ws.id, '--name', 'via npm', '--scopes', 'read:deals,write:invoices', '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    expect((JSON.parse(res.stdout) as { scopes: string[] }).scopes).to.deep.equal(['read:deals', 'write:invoices']);
+    expect(res.stderr).to.contain('node scripts/admin.mjs');
+    expect(fs.existsSync(path.join(ROOT_DIR, 'build', 'admin-cli.mjs'))).to.equal(true);
+    const refused = await npmAdmin(['key', 'create', '--workspace', ws.id, '--name', 'bad', '--scopes', 'read:nothing', '--json']);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.contain('refused: unknown scope read:nothing');
   });
 });
 

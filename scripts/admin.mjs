@@ -1,0 +1,66 @@
+/**
+ * `npm run admin -- ...`: the operator's command (src/cli/admin.ts), started fast. Through tsx
+ * it cost 2.5 s of CPU a call, most of it compiling and loading a hundred modules; here it runs
+ * as one bundle, build/admin-cli.mjs, made by esbuild from src/ whenever src/ or the lock file
+ * changed since it was made (their SHA-256 is kept beside it), so a call costs about half a
+ * second on top of npm's own. Plugins and migrations are still read from their folders at run
+ * time (src/modules.ts registers tsx for a .ts one when one must be loaded). Plain JavaScript:
+ * it must start without tsx. Production runs the compiled `node dist/src/cli/admin.js` instead.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = join(import.meta.dirname, '..');
+const entry = join(root, 'src', 'cli', 'admin.ts');
+// In build/, one folder below the checkout, as src/config.ts is: its ROOT_DIR stays the checkout.
+const bundle = join(root, 'build', 'admin-cli.mjs');
+const stampFile = `${bundle}.inputs-sha256`;
+
+function files(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
+}
+
+function inputsHash() {
+  const hash = createHash('sha256');
+  for (const file of [...files(join(root, 'src')), join(root, 'package-lock.json')].sort()) {
+    hash.update(relative(root, file)).update('\0').update(existsSync(file) ? readFileSync(file) : '').update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** Bundles src/cli/admin.ts and what it imports, node_modules included but for native and optional drivers. */
+async function build(esbuild, stamp) {
+  const temporary = `${bundle}.${process.pid}.tmp`;
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile: temporary,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'inline',
+    logLevel: 'warning',
+    // Native (better-sqlite3), loaded only when needed (tsx), and knex's drivers for databases it is not used with.
+    external: ['better-sqlite3', 'tsx', 'tsx/*', 'pg', 'pg-native', 'pg-query-stream', 'sqlite3', 'mysql', 'mariadb', 'tedious', 'oracledb'],
+    // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  });
+  // Renamed into place whole: a second call at the same moment never runs half a bundle.
+  renameSync(temporary, bundle);
+  writeFileSync(stampFile, stamp);
+}
+
+const stamp = inputsHash();
+const fresh = existsSync(bundle) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
+const esbuild = fresh ? undefined : await import('esbuild').catch(() => undefined);
+if (fresh || esbuild) {
+  if (esbuild) await build(esbuild, stamp);
+  process.setSourceMapsEnabled(true);
+  await import(pathToFileURL(bundle).href);
+} else {
+  // Installed without dev dependencies, so without a bundler: through tsx, as slow as before.
+  (await import('tsx/esm/api')).register();
+  await import(pathToFileURL(entry).href);
+}
