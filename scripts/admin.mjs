@@ -7,28 +7,16 @@
  * time (src/modules.ts registers tsx for a .ts one when one must be loaded). Plain JavaScript:
  * it must start without tsx. Production runs the compiled `node dist/src/cli/admin.js` instead.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { inputsHash } from './inputs-hash.mjs';
 
 const root = join(import.meta.dirname, '..');
 const entry = join(root, 'src', 'cli', 'admin.ts');
 // In build/, one folder below the checkout, as src/config.ts is: its ROOT_DIR stays the checkout.
 const bundle = join(root, 'build', 'admin-cli.mjs');
 const stampFile = `${bundle}.inputs-sha256`;
-
-function files(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
-}
-
-function inputsHash() {
-  const hash = createHash('sha256');
-  for (const file of [...files(join(root, 'src')), join(root, 'package-lock.json')].sort()) {
-    hash.update(relative(root, file)).update('\0').update(existsSync(file) ? readFileSync(file) : '').update('\0');
-  }
-  return hash.digest('hex');
-}
 
 /** Bundles src/cli/admin.ts and what it imports, node_modules included but for native and optional drivers. */
 async function build(esbuild, stamp) {
@@ -52,7 +40,7 @@ async function build(esbuild, stamp) {
   writeFileSync(stampFile, stamp);
 }
 
-const stamp = inputsHash();
+const stamp = inputsHash(root, ['src', 'package-lock.json']);
 const fresh = existsSync(bundle) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp;
 const esbuild = fresh ? undefined : await import('esbuild').catch(() => undefined);
 if (fresh || esbuild) {

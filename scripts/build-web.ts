@@ -9,33 +9,15 @@
  * type-checked against it (tsc -p web) -> bundled (web/build.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { inputsHash } from './inputs-hash.mjs';
 
 const root = join(import.meta.dirname, '..');
 const STAMP = join(root, 'build', 'admin', '.inputs-sha256');
 const OUTPUTS = [join(root, 'build', 'admin', 'index.html'), join(root, 'web', 'generated', 'internal-api.d.ts')];
-const SKIP = new Set([join(root, 'web', 'generated')]);
-
-function files(path: string): string[] {
-  if (SKIP.has(path) || !existsSync(path)) return [];
-  const entries = readdirSync(path, { withFileTypes: true });
-  return entries.flatMap((e) => (e.isDirectory() ? files(join(path, e.name)) : [join(path, e.name)]));
-}
-
-function inputsHash(): string {
-  const hash = createHash('sha256');
-  const all = [...files(join(root, 'src')), ...files(join(root, 'plugins')), ...files(join(root, 'web')), join(root, 'package-lock.json'), join(root, 'tsconfig.json')].sort();
-  for (const file of all) {
-    hash.update(relative(root, file)).update('\0');
-    hash.update(existsSync(file) ? readFileSync(file) : '').update('\0');
-  }
-  return hash.digest('hex');
-}
-
 const force = process.argv.includes('--force');
-const hash = inputsHash();
+const hash = inputsHash(root, ['src', 'plugins', 'web', 'package-lock.json', 'tsconfig.json'], ['web/generated']);
 if (!force && OUTPUTS.every(existsSync) && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash) {
   console.error('Developer page up to date (build/admin/): nothing to build');
   process.exit(0);
