@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { transaction } from '../db/dialect.js';
 import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
-import { createSchemaAjv } from '../kernel/ajv.js';
+import { compileOnUse, createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../kernel/rows.js';
 import { OPERATOR, recordAudit } from '../audit/log.js';
 import type { Actor, AuditContext } from '../kernel/route.js';
@@ -29,7 +29,7 @@ export const MAX_RATE_LIMIT = 6000;
 
 const ajv = createSchemaAjv();
 
-const validateWorkspace = ajv.compile({
+const validateWorkspace = compileOnUse(ajv, {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'plan'],
@@ -49,7 +49,7 @@ export const KEY_CREATE_SCHEMA = {
 };
 
 /** What createKey() checks, whatever the door: the same, naming the workspace. */
-const validateKey = ajv.compile({
+const validateKey = compileOnUse(ajv, {
   ...KEY_CREATE_SCHEMA,
   required: ['workspace', ...KEY_CREATE_SCHEMA.required],
   properties: { workspace: { type: 'string', minLength: 1, maxLength: 64 }, ...KEY_CREATE_SCHEMA.properties },
@@ -78,7 +78,7 @@ export interface WorkspaceRecord {
 }
 
 export async function createWorkspace(db: Knex, input: { name: string; plan: string }, now = Date.now()): Promise<WorkspaceRecord> {
-  refuseInvalid(validateWorkspace, input);
+  refuseInvalid(validateWorkspace(), input);
   const plan = await findPlan(db, input.plan);
   if (!plan) {
     const known = (await db('plans').pluck('name')) as string[];
@@ -119,7 +119,7 @@ export interface KeyRecord {
  * audit entry commits with the key.
  */
 export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, context: AuditContext = OPERATOR, now = Date.now()): Promise<KeyRecord & { token: string }> {
-  refuseInvalid(validateKey, input);
+  refuseInvalid(validateKey(), input);
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
   return transaction(db, async (trx) => {

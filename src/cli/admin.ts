@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
         break;
       }
       case 'key create': {
-        const catalog = scopeCatalog(await loadRegistry(config.pluginsDir)).map((s) => s.name);
+        const catalog = scopeCatalog(await loadRegistry(config.pluginsDir, { checkSchemas: false })).map((s) => s.name);
         const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
         const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
         if (input.rate_limit === undefined) delete input.rate_limit;

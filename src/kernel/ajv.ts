@@ -1,4 +1,4 @@
-import type { Options } from 'ajv';
+import type { Options, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 
@@ -25,4 +25,14 @@ export function createSchemaAjv(options: Options = {}): Ajv2020 {
 /** For query strings: values arrive as text, so integers are coerced and defaults filled in. */
 export function createQueryAjv(): Ajv2020 {
   return addFormats(new Ajv2020({ strict: true, allErrors: true, coerceTypes: true, useDefaults: true, allowUnionTypes: true, verbose: true }));
+}
+
+/**
+ * A validator compiled on its first use rather than at import: compiling costs milliseconds
+ * (the first one also compiles ajv's meta-schema), which a short command that never calls it
+ * should not pay.
+ */
+export function compileOnUse(ajv: Ajv2020, schema: object): () => ValidateFunction {
+  let validate: ValidateFunction | undefined;
+  return () => (validate ??= ajv.compile(schema));
 }
