@@ -74,6 +74,34 @@ export async function retryingDeadlocks<T>(attempt: (committing: () => void) => 
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const sqlite = !isMysql(db);
+  if (sqlite) return inTurn(db, () => run(db, work, sqlite));
+  return run(db, work, sqlite);
+}
+
+/** Each SQLite database's last transaction in line (see inTurn). */
+const lastInLine = new WeakMap<Knex, Promise<void>>();
+
+/**
+ * SQLite answers synchronously, so a transaction runs start to end in one turn of the event
+ * loop, and one waiting for the connection would start in the same turn, as the first one's
+ * promise settles: the worker's transactions, one after another, held the loop 80 ms while
+ * requests waited. In line instead, each one starting on a turn of its own.
+ */
+async function inTurn<T>(db: Knex, run: () => Promise<T>): Promise<T> {
+  const previous = lastInLine.get(db) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => (done = resolve));
+  lastInLine.set(db, previous.then(() => mine));
+  await previous;
+  await new Promise((resolve) => setImmediate(resolve));
+  try {
+    return await run();
+  } finally {
+    done();
+  }
+}
+
+function run<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>, sqlite: boolean): Promise<T> {
   return retryingDeadlocks((committing) =>
     db.transaction(async (trx) => {
       // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
