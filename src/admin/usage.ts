@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { asNumber } from '../db/decode.js';
 import { isMysql, isUnavailable } from '../db/dialect.js';
 import type { Clock } from '../deps.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 /** Hourly buckets older than this are removed by housekeeping. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { RefusedError } from '../auth/keys.js';
 import { isDuplicateKey, transaction } from '../db/dialect.js';
 import { newId } from '../ids.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import { generatePassword, hashPassword } from './passwords.js';
 
 export const ROLES = ['admin', 'viewer'] as const;

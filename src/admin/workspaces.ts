@@ -5,7 +5,7 @@ import { findPlan, RefusedError } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import { monthStart } from '../webhooks/subscriptions.js';
 import { noteAuthChange } from '../db/changes.js';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { newId } from '../ids.js';
 import { keysetPage } from '../kernel/keyset.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import type { Actor, AuditContext } from '../kernel/route.js';
 
 /** The operator at a shell (`npm run admin`). */

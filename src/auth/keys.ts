@@ -5,7 +5,7 @@ import { transaction } from '../db/dialect.js';
 import type { Redis } from '../db/redis.js';
 import { newId } from '../ids.js';
 import { compileOnUse, createSchemaAjv } from '../kernel/ajv.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import { OPERATOR, recordAudit } from '../audit/log.js';
 import type { Actor, AuditContext } from '../kernel/route.js';
 import { ApiError } from '../errors.js';

@@ -53,3 +53,19 @@ export function money(t: Knex.CreateTableBuilder): void {
   t.bigInteger('amount').nullable();
   t.string('currency', 3).nullable();
 }
+
+/** A column as a migration writes it and the boot check compares it (a field kind's). */
+export interface Column {
+  /** knex's column builders: string(length), text, integer, bigInteger, boolean. */
+  type: 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean';
+  length?: number;
+  nullable: boolean;
+}
+
+/** A field kind's column on a table being created or altered: what a generated migration writes. */
+export function addColumn(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, name: string, column: Column): void {
+  const built =
+    column.type === 'string' ? t.string(name, column.length) : column.type === 'text' ? t.text(name) : column.type === 'integer' ? t.integer(name) : column.type === 'bigInteger' ? t.bigInteger(name) : t.boolean(name);
+  if (column.nullable) built.nullable();
+  else built.notNullable();
+}

@@ -17,7 +17,8 @@ function newRow(resource: CompiledResource, workspaceId: string, body: Row, now:
   const { def } = resource;
   const row: Row = { id: newId(def.idPrefix), workspace_id: workspaceId };
   for (const [field, schema] of Object.entries(def.fields)) {
-    row[field] = body[field] !== undefined ? body[field] : (schema.readOnly ? null : (schema.default ?? null));
+    const value = body[field] !== undefined ? body[field] : (schema.readOnly ? null : (schema.default ?? null));
+    row[field] = resource.kinds[field]?.encode(value) ?? value;
   }
   if (def.state) Object.assign(row, stampsFor(resource, undefined, row[def.state.field] ?? initialState(resource), now));
   row.created_at = now;

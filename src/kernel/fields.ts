@@ -1,4 +1,5 @@
 import type { JsonSchema } from './define.js';
+import { kinds, mark, withKind } from './kinds.js';
 
 /** Reusable field schemas for plugins, so money and references read the same everywhere. */
 
@@ -20,35 +21,71 @@ export function isRequired(schema: JsonSchema | undefined): boolean {
   return (schema as Record<symbol, unknown> | undefined)?.[REQUIRED] === true;
 }
 
-function mark(schema: JsonSchema, key: symbol, value: unknown): JsonSchema {
-  return Object.defineProperty({ ...schema }, key, { value, enumerable: false });
-}
 
 /** Marks a field required on create: `required: true` of text(), for any schema. */
 export function required(schema: JsonSchema): JsonSchema {
   return mark(schema, REQUIRED, true);
 }
 
-export function text(maxLength: number, options: { required?: boolean; examples?: string[]; description?: string } = {}): JsonSchema {
+export interface TextOptions {
+  required?: boolean;
+  /** Searched by the list's `q` (section 14). */
+  searchable?: boolean;
+  minLength?: number;
+  pattern?: string;
+  examples?: string[];
+  description?: string;
+}
+
+export function text(maxLength: number, options: TextOptions = {}): JsonSchema {
   const schema: JsonSchema = {
     type: options.required ? 'string' : ['string', 'null'],
-    minLength: options.required ? 1 : 0,
+    minLength: options.minLength ?? (options.required ? 1 : 0),
     maxLength,
+    ...(options.pattern ? { pattern: options.pattern } : {}),
     ...(options.description ? { description: options.description } : {}),
     ...(options.examples ? { examples: options.examples } : {}),
   };
+  const marked = withKind(schema, kinds.text(maxLength, !options.required, options.searchable ?? false));
+  return options.required ? required(marked) : marked;
+}
+
+export function email(options: { required?: boolean; description?: string } = {}): JsonSchema {
+  const schema = withKind(
+    { type: options.required ? 'string' : ['string', 'null'], format: 'email', maxLength: 254, ...(options.description ? { description: options.description } : {}), examples: ['ada@example.com'] },
+    kinds.email(!options.required),
+  );
   return options.required ? required(schema) : schema;
 }
 
-export function email(): JsonSchema {
-  return { type: ['string', 'null'], format: 'email', maxLength: 254, examples: ['ada@example.com'] };
+/** A whole number; 64-bit when its bounds go past 32 bits (or are not given). */
+export function integer(options: { min?: number; max?: number; required?: boolean; description?: string; examples?: number[] } = {}): JsonSchema {
+  const schema: JsonSchema = {
+    type: options.required ? 'integer' : ['integer', 'null'],
+    ...(options.min !== undefined ? { minimum: options.min } : {}),
+    ...(options.max !== undefined ? { maximum: options.max } : {}),
+    ...(options.description ? { description: options.description } : {}),
+    ...(options.examples ? { examples: options.examples } : {}),
+  };
+  const wide = [options.min, options.max].some((bound) => bound === undefined || Math.abs(bound) > 2 ** 31 - 1);
+  const marked = withKind(schema, kinds.integer(!options.required, wide));
+  return options.required ? required(marked) : marked;
+}
+
+/** True or false; with a default, never null (a create that leaves it out gets the default). */
+export function boolean(options: { default?: boolean; description?: string } = {}): JsonSchema {
+  const nullable = options.default === undefined;
+  return withKind(
+    { type: nullable ? ['boolean', 'null'] : 'boolean', ...(nullable ? {} : { default: options.default }), ...(options.description ? { description: options.description } : {}) },
+    kinds.boolean(nullable),
+  );
 }
 
 /** Money is an integer amount in minor units plus an ISO 4217 currency code. */
 export function money(): { amount: JsonSchema; currency: JsonSchema } {
   return {
-    amount: { type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents).', examples: [125000] },
-    currency: { type: ['string', 'null'], pattern: '^[A-Z]{3}$', format: 'currency', description: 'ISO 4217 currency code in current use.', examples: ['EUR'] },
+    amount: withKind({ type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents).', examples: [125000] }, kinds.money()),
+    currency: withKind({ type: ['string', 'null'], pattern: '^[A-Z]{3}$', format: 'currency', description: 'ISO 4217 currency code in current use.', examples: ['EUR'] }, kinds.currency()),
   };
 }
 
@@ -58,18 +95,26 @@ export function money(): { amount: JsonSchema; currency: JsonSchema } {
  * makes it a list filter.
  */
 export function ref(resource: string, description: string): JsonSchema {
-  return mark({ type: ['string', 'null'], maxLength: 64, description }, REFERENCE, resource);
+  return mark(withKind({ type: ['string', 'null'], maxLength: 64, description }, kinds.ref()), REFERENCE, resource);
 }
 
 export function date(description: string): JsonSchema {
-  return { type: ['string', 'null'], format: 'date', description, examples: ['2026-12-31'] };
+  return withKind({ type: ['string', 'null'], format: 'date', description, examples: ['2026-12-31'] }, kinds.date());
 }
 
-/** A moment set by the service (never by the client), stored as epoch milliseconds. */
+/**
+ * A moment a client sets: RFC 3339 in (any offset), stored as epoch milliseconds, read back as
+ * RFC 3339 UTC with milliseconds.
+ */
+export function datetime(description: string): JsonSchema {
+  return withKind({ type: ['string', 'null'], format: 'date-time', description, examples: ['2026-12-31T09:30:00.000Z'] }, kinds.datetime());
+}
+
+/** A moment set by the service (never by the client), stored as epoch milliseconds: datetime()'s read-only form. */
 export function moment(description: string): JsonSchema {
-  return { type: ['string', 'null'], format: 'date-time', readOnly: true, description };
+  return withKind({ type: ['string', 'null'], format: 'date-time', readOnly: true, description }, kinds.moment());
 }
 
 export function states(values: readonly string[], initial: string, description: string): JsonSchema {
-  return { type: 'string', enum: [...values], default: initial, description };
+  return withKind({ type: 'string', enum: [...values], default: initial, description }, kinds.states(values));
 }

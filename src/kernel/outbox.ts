@@ -3,7 +3,7 @@ import type { Tx } from '../db/tx.js';
 import { newId } from '../ids.js';
 import type { Change, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
-import { iso } from './rows.js';
+import { iso } from '../db/iso.js';
 import { insertStatement, values } from './statements.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
+import { kindOf, type FieldKind } from './kinds.js';
 import { createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../modules.js';
 
@@ -15,10 +16,8 @@ export interface CompiledResource {
   readonly updateBodySchema: JsonSchema;
   /** Columns read for the object, in output order. */
   readonly columns: readonly string[];
-  /** date-time fields, stored as epoch milliseconds. */
-  readonly momentFields: readonly string[];
-  /** boolean fields, which MySQL and SQLite both store as 0 or 1. */
-  readonly booleanFields: readonly string[];
+  /** Each field's kind: its column, its codec, what lists can do with it. */
+  readonly kinds: Readonly<Record<string, FieldKind>>;
 }
 
 export interface Registry {
@@ -84,6 +83,17 @@ function claim(seen: Map<string, string>, what: string, value: string, file: str
   seen.set(value, file);
 }
 
+/** Each declared field's kind; a field no kind fits stops boot, naming it. */
+function fieldKinds(plugin: Resource, file: string): Readonly<Record<string, FieldKind>> {
+  const found: Record<string, FieldKind> = {};
+  for (const [field, schema] of Object.entries(plugin.fields)) {
+    const fieldKind = kindOf(schema);
+    if (!fieldKind) throw new PluginLoadError(file, `field "${field}" fits no field kind: declare it with text(), email(), integer(), money(), boolean(), date(), datetime(), states() or ref(), or as a plain string, integer or boolean schema`);
+    found[field] = fieldKind;
+  }
+  return Object.freeze(found);
+}
+
 /**
  * Scans the plugins folder, checks every plugin against the others and compiles its schemas
  * once. `checkSchemas: false` skips that compilation (a fifth of a second) for a short command
@@ -139,8 +149,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true } = {}): P
         createBodySchema: createBody,
         updateBodySchema: updateBody,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
-        momentFields: Object.freeze(fields.filter((f) => plugin.fields[f]?.format === 'date-time')),
-        booleanFields: Object.freeze(fields.filter((f) => [plugin.fields[f]?.type].flat().includes('boolean'))),
+        kinds: fieldKinds(declaredPlugin, file),
       }),
     );
   }

@@ -1,62 +1,45 @@
-import { asBoolean, asNumber } from '../db/decode.js';
+import { iso } from '../db/iso.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 
-const DAY_MS = 86_400_000;
-/** `YYYY-MM-DDT` of recent days: a page's rows share a few, and the day is the costly part. */
-const days = new Map<number, string>();
-const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
-const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n));
-
-/**
- * Stored epoch milliseconds as RFC 3339 UTC with milliseconds (as Date#toISOString writes
- * them, about four times faster: the date part is cached per day, the time is arithmetic);
- * null stays null.
- */
-export function iso(stored: unknown): string | null {
-  if (stored == null) return null;
-  const ms = asNumber(stored);
-  // Years 1970-9999 only; anything else (or a fraction) as Date writes it.
-  if (!Number.isInteger(ms) || ms < 0 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
-  const day = Math.floor(ms / DAY_MS);
-  let date = days.get(day);
-  if (date === undefined) {
-    if (days.size >= 4096) days.clear();
-    date = new Date(day * DAY_MS).toISOString().slice(0, 11);
-    days.set(day, date);
-  }
-  let rest = ms - day * DAY_MS;
-  const hours = Math.floor(rest / 3_600_000);
-  rest -= hours * 3_600_000;
-  const minutes = Math.floor(rest / 60_000);
-  rest -= minutes * 60_000;
-  const seconds = Math.floor(rest / 1000);
-  return `${date}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${pad3(rest - seconds * 1000)}Z`;
-}
-
-type ToObject = (row: Row, iso: (v: unknown) => string | null, bool: (v: unknown) => boolean | null) => Row;
+type Decode = (stored: unknown) => unknown;
+type ToObject = (row: Row) => Row;
 const compiled = new WeakMap<CompiledResource, ToObject>();
 
 /**
  * A resource's row-to-object function, written once per resource: one object literal with
- * its columns in order, each decoded as its field needs (times, booleans), instead of loops
- * over the field lists for every row. Column names are the plugin's identifiers, checked at
- * load; they are written as JSON strings all the same.
+ * its columns in order, each decoded by its field's kind (times, booleans, wide integers; a
+ * plain kind's value is read as it is), instead of loops over the fields for every row. Column
+ * names are the plugin's identifiers, checked at load; they are written as JSON strings all
+ * the same.
  */
 function compile(resource: CompiledResource): ToObject {
-  const moments = new Set([...resource.momentFields, 'created_at', 'updated_at']);
-  const booleans = new Set(resource.booleanFields);
+  const decoders: Decode[] = [];
   const members = resource.columns.map((column) => {
     const key = JSON.stringify(column);
-    const value = moments.has(column) ? `iso(row[${key}])` : booleans.has(column) ? `bool(row[${key}])` : `row[${key}] ?? null`;
+    const fieldKind = resource.kinds[column];
+    let value = `row[${key}] ?? null`;
+    if (column === 'created_at' || column === 'updated_at') value = `iso(row[${key}])`;
+    else if (fieldKind && !fieldKind.plain) value = `decoders[${decoders.push(fieldKind.decode) - 1}](row[${key}])`;
     return `${key}: ${value}`;
   });
-  return new Function('row', 'iso', 'bool', `return { ${members.join(', ')} };`) as ToObject;
+  const literal = new Function('row', 'iso', 'decoders', `return { ${members.join(', ')} };`) as (row: Row, iso: Decode, decoders: readonly Decode[]) => Row;
+  return (row) => literal(row, iso, decoders);
 }
 
-/** A stored row as clients see it: times as RFC 3339 UTC with milliseconds, booleans as booleans. */
+/** A stored row as clients see it: each field decoded by its kind, times as RFC 3339 UTC with milliseconds. */
 export function toObject(resource: CompiledResource, row: Row): Row {
   let map = compiled.get(resource);
   if (!map) compiled.set(resource, (map = compile(resource)));
-  return map(row, iso, asBoolean);
+  return map(row);
+}
+
+/** Values as clients send them, as the database stores them (each by its field's kind); fields without a kind pass as they are. */
+export function toStored(resource: CompiledResource, values: Row): Row {
+  const stored: Row = {};
+  for (const [field, value] of Object.entries(values)) {
+    const fieldKind = resource.kinds[field];
+    stored[field] = fieldKind && !fieldKind.plain ? fieldKind.encode(value) : value;
+  }
+  return stored;
 }

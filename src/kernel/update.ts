@@ -5,7 +5,7 @@ import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { toObject } from './rows.js';
+import { toObject, toStored } from './rows.js';
 import { updateStatement, values } from './statements.js';
 import { checkTransition, stampsFor } from './state.js';
 
@@ -22,9 +22,13 @@ export async function updateObject(deps: WriteDeps, registry: Registry, resource
     const row = await findForUpdate(db, tx, resource, workspaceId, id);
     const before = toObject(resource, row);
     checkTransition(resource, before, body);
+    // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
+    // 10:00+01:00 is the 09:00:00.000Z already there).
     const changes: Row = {};
-    // Compared as clients see the values (a stored boolean is 0 or 1).
-    for (const [field, value] of Object.entries(body)) if (before[field] !== value) changes[field] = value;
+    for (const [field, value] of Object.entries(toStored(resource, body))) {
+      const fieldKind = resource.kinds[field];
+      if (before[field] !== (fieldKind ? fieldKind.decode(value) : value)) changes[field] = value;
+    }
     if (Object.keys(changes).length === 0) return before;
 
     await checkReferences(db, tx, registry, resource, workspaceId, changes);

@@ -4,7 +4,7 @@ import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { keysetPage } from '../kernel/keyset.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import { toSubscription, type SubscriptionRow } from './subscriptions.js';
 
 export interface DeliveryRow {

@@ -6,7 +6,7 @@ import { transaction } from '../db/dialect.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import { keysetPage } from '../kernel/keyset.js';
-import { iso } from '../kernel/rows.js';
+import { iso } from '../db/iso.js';
 import { newSecret } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
 import { recordAudit } from '../audit/log.js';

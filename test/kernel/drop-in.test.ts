@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/config.js';
-import { isolatedDatabase } from '../helpers/backend.js';
+import { loadConfig, ROOT_DIR } from '../../src/config.js';
+import { createDb } from '../../src/db/connect.js';
+import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher, contractOf } from '../helpers/contract.js';
 import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
@@ -133,6 +134,29 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
 
     expect((await call(`/v1/notes/${created.body.id}`, { method: 'DELETE' })).status).to.equal(204);
     expect((await call(`/v1/notes/${created.body.id}`)).status).to.equal(404);
+  });
+
+  it('takes a writable datetime in any offset, stores the moment, and reads it back as UTC with milliseconds', async () => {
+    const created = await call('/v1/notes', { method: 'POST', json: { body: 'Remind me.', remind_at: '2026-12-31T10:30:00+01:00' } });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    expect(created.body.remind_at).to.equal('2026-12-31T09:30:00.000Z');
+    expect((await call(`/v1/notes/${created.body.id}`)).body.remind_at).to.equal('2026-12-31T09:30:00.000Z');
+    const db = createDb(loadConfig({ ...backend().env, ...env }).database);
+    const stored = await db('notes').first('remind_at').where('id', created.body.id).finally(() => db.destroy());
+    expect(Number(stored?.remind_at)).to.equal(Date.UTC(2026, 11, 31, 9, 30));
+    // The same moment written another way changes nothing.
+    const same = await call(`/v1/notes/${created.body.id}`, { method: 'PATCH', json: { remind_at: '2026-12-31T09:30:00Z' } });
+    expect(same.status).to.equal(200);
+    expect(same.body.updated_at).to.equal(created.body.updated_at);
+    const moved = await call(`/v1/notes/${created.body.id}`, { method: 'PATCH', json: { remind_at: '2027-01-02T08:00:00.250-05:00' } });
+    expect(moved.body.remind_at).to.equal('2027-01-02T13:00:00.250Z');
+    const cleared = await call(`/v1/notes/${created.body.id}`, { method: 'PATCH', json: { remind_at: null } });
+    expect(cleared.body.remind_at).to.equal(null);
+    for (const bad of ['2026-12-31', 'tomorrow', '2026-13-01T00:00:00Z', 1767173400000]) {
+      const refused = await call('/v1/notes', { method: 'POST', json: { body: 'x', remind_at: bad } });
+      expect(refused.status, String(bad)).to.equal(422);
+      expect(refused.body.errors.map((e: Json) => e.pointer)).to.deep.equal(['/remind_at']);
+    }
   });
 
   it('delivers its events to a subscription, signed', async () => {

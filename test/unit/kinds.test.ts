@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { kindOf } from '../../src/kernel/kinds.js';
+import { boolean, datetime, email, integer, money, moment, ref, required, states, text } from '../../src/kernel/fields.js';
+import { KIND_CASES } from '../helpers/kinds.js';
+
+/** How each database hands a stored value back: MySQL may give a BIGINT as a string; both give booleans as 0 or 1. */
+const AS_READ = {
+  sqlite: (v: unknown) => (typeof v === 'boolean' ? Number(v) : v),
+  mysql: (v: unknown) => (typeof v === 'boolean' ? Number(v) : typeof v === 'number' && Math.abs(v) > 2 ** 31 - 1 ? String(v) : v),
+};
+
+describe('field kinds: codecs (property-based)', () => {
+  for (const { name, kind, values } of KIND_CASES) {
+    for (const [dialect, asRead] of Object.entries(AS_READ)) {
+      it(`${name}: what a client sends reads back as it should, stored as ${dialect} hands it back`, () => {
+        fc.assert(
+          fc.property(values, ([sent, expected]) => {
+            expect(kind.decode(asRead(kind.encode(sent)))).to.deep.equal(expected);
+          }),
+          { numRuns: 200 },
+        );
+      });
+    }
+  }
+
+  it('a datetime is stored as epoch milliseconds, whatever the offset it came in', () => {
+    const kind = kindOf(datetime('x'))!;
+    expect(kind.encode('2026-12-31T10:30:00+01:00')).to.equal(Date.UTC(2026, 11, 31, 9, 30));
+    expect(kind.encode('2026-12-31T09:30:00.5Z')).to.equal(Date.UTC(2026, 11, 31, 9, 30, 0, 500));
+    expect(() => kind.encode('tomorrow')).to.throw(RangeError);
+  });
+});
+
+describe('field kinds: each helper marks its kind, and a plain schema gets the one it fits', () => {
+  it('marks the helpers, keeping their other marks (required, reference)', () => {
+    expect(kindOf(text(200))?.column).to.deep.equal({ type: 'string', length: 200, nullable: true });
+    expect(kindOf(text(5000, { required: true }))?.column).to.deep.equal({ type: 'text', nullable: false });
+    expect(kindOf(required(text(10)))?.name).to.equal('text');
+    expect(kindOf(email())?.name).to.equal('email');
+    expect(kindOf(integer({ min: 0, max: 100 }))?.column.type).to.equal('integer');
+    expect(kindOf(integer())?.column.type).to.equal('bigInteger');
+    expect(kindOf(money().amount)?.name).to.equal('money');
+    expect(kindOf(money().currency)?.name).to.equal('currency');
+    expect(kindOf(boolean({ default: false }))?.column).to.deep.equal({ type: 'boolean', nullable: false });
+    expect(kindOf(datetime('x'))?.name).to.equal('datetime');
+    expect(kindOf(moment('x'))?.name).to.equal('moment');
+    expect(kindOf(states(['a', 'b'], 'a', 'x'))?.column).to.deep.equal({ type: 'string', length: 16, nullable: false });
+    expect(kindOf(ref('client', 'x'))?.expandable).to.equal(true);
+  });
+
+  it('offers the operators and flags section 14 builds on', () => {
+    expect(kindOf(money().amount)?.operators).to.include.members(['gt', 'gte', 'lt', 'lte']);
+    expect(kindOf(datetime('x'))?.operators).to.include('gte');
+    expect(kindOf(states(['a'], 'a', 'x'))?.operators).to.deep.equal(['eq', 'in']);
+    expect(kindOf(text(50, { searchable: true }))?.searchable).to.equal(true);
+    expect(kindOf(text(50))?.searchable).to.equal(false);
+  });
+
+  it('fits plain schemas, and none to what no kind stores', () => {
+    expect(kindOf({ type: ['string', 'null'], pattern: '^[0-9]+$' })?.column).to.deep.equal({ type: 'text', nullable: true });
+    expect(kindOf({ type: ['integer', 'null'], minimum: 0, maximum: 100 })?.column.type).to.equal('integer');
+    expect(kindOf({ type: 'boolean', default: false })?.name).to.equal('boolean');
+    expect(kindOf({ type: 'string', format: 'date-time' })?.name).to.equal('datetime');
+    expect(kindOf({ type: 'string', enum: ['x', 'y'] })?.name).to.equal('states');
+    expect(kindOf({ type: 'object' })).to.equal(undefined);
+    expect(kindOf({ type: 'number' })).to.equal(undefined);
+    expect(kindOf({ type: ['string', 'integer'] })).to.equal(undefined);
+  });
+});
