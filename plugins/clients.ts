@@ -1,5 +1,4 @@
-import { defineResource } from '../src/kernel/define.js';
-import { email, text } from '../src/kernel/fields.js';
+import { defineResource, email, text } from 'workspace-api/plugin';
 
 export default defineResource({
   name: 'client',
@@ -10,7 +9,7 @@ export default defineResource({
   fields: {
     name: text(200, { required: true, examples: ['Acme GmbH'] }),
     email: email(),
-    phone: { type: ['string', 'null'], pattern: '^[0-9+()./ -]{3,40}$', examples: ['+49 30 1234567'] },
+    phone: text(40, { pattern: '^[0-9+()./ -]{3,40}$', examples: ['+49 30 1234567'] }),
     company: text(200, { examples: ['Acme Group'] }),
   },
 });

@@ -1,5 +1,4 @@
-import { changed, defineResource } from '../src/kernel/define.js';
-import { date, money, ref, states, text } from '../src/kernel/fields.js';
+import { changed, date, defineResource, money, ref, states, text } from 'workspace-api/plugin';
 
 const STAGES = ['lead', 'qualified', 'proposal', 'negotiation', 'won', 'lost'];
 

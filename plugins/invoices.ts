@@ -1,5 +1,4 @@
-import { defineResource, reached } from '../src/kernel/define.js';
-import { date, moment, money, ref, required, states } from '../src/kernel/fields.js';
+import { date, defineResource, moment, money, reached, ref, required, states } from 'workspace-api/plugin';
 
 export default defineResource({
   name: 'invoice',

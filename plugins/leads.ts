@@ -1,5 +1,4 @@
-import { defineResource, isSet } from '../src/kernel/define.js';
-import { email, states, text } from '../src/kernel/fields.js';
+import { defineResource, email, integer, isSet, states, text } from 'workspace-api/plugin';
 
 const STATUSES = ['new', 'contacted', 'qualified', 'disqualified', 'converted'];
 
@@ -14,7 +13,7 @@ export default defineResource({
     email: email(),
     company: text(200, { examples: ['Navy Labs'] }),
     source: text(100, { examples: ['website'] }),
-    score: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: 'Lead score, 0-100.', examples: [72] },
+    score: integer({ min: 0, max: 100, description: 'Lead score, 0-100.', examples: [72] }),
     status: states(STATUSES, 'new', 'Where the lead stands; moves freely.'),
   },
   state: { field: 'status', transitions: 'free' },

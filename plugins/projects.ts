@@ -1,4 +1,4 @@
-import { reservePath } from '../src/kernel/define.js';
+import { reservePath } from 'workspace-api/plugin';
 
 /** Part of the contract, not built yet: every method on /v1/projects and below answers 501. */
 export default reservePath({

@@ -1,5 +1,4 @@
-import { defineResource, reached } from '../src/kernel/define.js';
-import { moment, money, ref, states, text } from '../src/kernel/fields.js';
+import { defineResource, moment, money, reached, ref, states, text } from 'workspace-api/plugin';
 
 export default defineResource({
   name: 'proposal',

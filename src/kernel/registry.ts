@@ -24,6 +24,20 @@ export interface Registry {
   readonly resources: readonly CompiledResource[];
   readonly reserved: readonly Reserved[];
   readonly byName: ReadonlyMap<string, CompiledResource>;
+  /** Plugin files that import the kernel by relative path rather than from `workspace-api/plugin`. */
+  readonly relativeImports: readonly string[];
+}
+
+/** An import of src/kernel/define or fields by relative path, as plugins did before `workspace-api/plugin`. */
+const RELATIVE_KERNEL_IMPORT = /\bfrom\s*['"](?:\.\.?\/)+(?:[\w.-]+\/)*src\/kernel\/(?:define|fields)(?:\.[cm]?[jt]s)?['"]/;
+
+/** True when the plugin file imports the kernel by relative path (read as text: a warning, not a check). */
+function importsKernelByPath(file: string): boolean {
+  try {
+    return RELATIVE_KERNEL_IMPORT.test(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 export class PluginLoadError extends Error {
@@ -170,5 +184,6 @@ export async function loadRegistry(dir: string, { checkSchemas = true } = {}): P
     resources: Object.freeze(resources),
     reserved: Object.freeze(reserved),
     byName,
+    relativeImports: Object.freeze(pluginFiles(dir).filter(importsKernelByPath)),
   });
 }

@@ -83,6 +83,20 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
     for (const file of sourceFiles()) expect(fs.readFileSync(file, 'utf8'), path.relative(ROOT_DIR, file)).not.to.match(/\bnotes?\b|note_/i);
   });
 
+  it('warns once at boot that it imports the kernel by relative path, naming it and the entry point to use; the shipped plugins import workspace-api/plugin', () => {
+    const warnings = server.output().split('\n').filter((line) => line.includes('by relative path'));
+    expect(warnings).to.have.length(1);
+    const warning = JSON.parse(warnings[0]!) as { level: number; plugins: string[]; msg: string };
+    expect(warning.level).to.equal(40);
+    expect(warning.plugins.map((file) => path.basename(file))).to.deep.equal(['notes.ts']);
+    expect(warning.msg).to.contain("import from 'workspace-api/plugin' instead");
+    for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) {
+      const source = fs.readFileSync(path.join(ROOT_DIR, 'plugins', file), 'utf8');
+      expect(source, file).to.match(/from 'workspace-api\/plugin'/);
+      expect(source, file).not.to.match(/src\/kernel/);
+    }
+  });
+
   it('adds its scopes to /v1/scopes and its events to /v1/events', async () => {
     const scopes = await call('/v1/scopes');
     expect(scopes.body.data).to.deep.include.members([

@@ -1,0 +1,10 @@
+/**
+ * `workspace-api/plugin`: what a resource plugin imports, and the one entry point that stays
+ * stable (the package's `exports` names it). Everything else under src/ may move.
+ *
+ *   import { defineResource, text, money, states, ref } from 'workspace-api/plugin';
+ */
+export { changed, defineResource, isSet, reached, reservePath } from './kernel/define.js';
+export type { Change, EventDeclaration, Handler, JsonSchema, ReservedDeclaration, ResourceDeclaration, Row } from './kernel/define.js';
+export { boolean, date, datetime, email, integer, moment, money, ref, required, states, text } from './kernel/fields.js';
+export type { TextOptions } from './kernel/fields.js';
