@@ -1,9 +1,15 @@
 import { loadConfig, type Config } from './config.js';
 import { createDeps, type Deps, type DepsOverrides } from './deps.js';
 import { migrateCreating } from './db/create.js';
+import { servedPaths } from './api/public.js';
 import { loadRegistry, type Registry } from './kernel/registry.js';
 import { StartupError } from './startup.js';
 import { refuseUnopenable } from './secrets/stored.js';
+
+/** The plugins of a folder, none of them at a path the service serves itself. */
+export function loadPlugins(dir: string): Promise<Registry> {
+  return loadRegistry(dir, { servedPaths: servedPaths() });
+}
 
 /**
  * loadConfig -> plugins -> createDeps: the start of every entry point. A bad setting or plugin
@@ -11,7 +17,7 @@ import { refuseUnopenable } from './secrets/stored.js';
  */
 export async function boot(env: NodeJS.ProcessEnv = process.env, overrides: DepsOverrides = {}): Promise<{ config: Config; deps: Deps; registry: Registry }> {
   const config = loadConfig(env);
-  const registry = await loadRegistry(config.pluginsDir);
+  const registry = await loadPlugins(config.pluginsDir);
   const deps = createDeps(config, overrides);
   return { config, deps, registry };
 }

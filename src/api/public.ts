@@ -15,3 +15,20 @@ export function publicApi(registry: Registry, document: () => string = () => '{}
     routes: [...resourceRoutes(registry), ...webhookRoutes(registry), ...eventLogRoutes(registry, facts.retentionDays), ...metaRoutes(registry, document)],
   };
 }
+
+/** A registry with no plugins: enough to list the routes the service serves itself. */
+const NO_PLUGINS: Registry = { resources: [], reserved: [], byName: new Map(), relativeImports: [] };
+
+/**
+ * The paths the service serves itself under /v1 (`/webhooks`, `/event-log`, `/health`...),
+ * each with what a plugin taking it would collide with: read from the routes themselves, so a
+ * route added here is one no plugin can take.
+ */
+export function servedPaths(): ReadonlyMap<string, string> {
+  const paths = new Map<string, string>();
+  for (const route of publicApi(NO_PLUGINS).routes) {
+    const first = `/${route.path.split('/')[1] ?? ''}`;
+    if (!paths.has(first)) paths.set(first, `the service's own /v1${first}`);
+  }
+  return paths;
+}

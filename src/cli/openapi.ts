@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError, DAY_MS, loadConfig } from '../config.js';
 import { internalApi } from '../api/internal.js';
 import { publicApi } from '../api/public.js';
-import { loadRegistry } from '../kernel/registry.js';
+import { loadPlugins } from '../boot.js';
 import { buildInternalOpenApi, buildOpenApi, serviceVersion } from '../openapi/document.js';
 import { runMain } from '../startup.js';
 
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   if (at >= 0 && !out) throw new ConfigError('--out', 'needs a file name');
   // The document depends on no storage: the database's settings (and SECRET_KEYS, which MySQL requires) are not read.
   const config = loadConfig(Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'SECRET_KEYS')));
-  const registry = await loadRegistry(config.pluginsDir);
+  const registry = await loadPlugins(config.pluginsDir);
   const document = args.includes('--internal')
     ? buildInternalOpenApi(internalApi(registry), serviceVersion())
     : buildOpenApi(publicApi(registry, undefined, { retentionDays: config.retentionMs / DAY_MS }), registry, serviceVersion(), { timeoutMs: config.webhookTimeoutMs, retryDelays: config.webhookRetryDelays });

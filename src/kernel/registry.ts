@@ -50,8 +50,6 @@ export class PluginLoadError extends Error {
 /** The kernel's own scope, beside the plugins' read and write scopes. */
 export const WEBHOOKS_SCOPE = 'webhooks:manage';
 
-/** Paths the kernel serves itself; a plugin may not take them. */
-const KERNEL_PATHS = ['/health', '/scopes', '/events', '/webhooks', '/openapi.json'];
 
 function pluginFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) throw new PluginLoadError(dir, 'plugins folder does not exist');
@@ -112,12 +110,14 @@ function fieldKinds(plugin: Resource, file: string): Readonly<Record<string, Fie
  * Scans the plugins folder, checks every plugin against the others and compiles its schemas
  * once. `checkSchemas: false` skips that compilation (a fifth of a second) for a short command
  * that needs only the names (the admin command's scope catalog); the server never skips it.
+ * `servedPaths` are the paths the service serves itself (api/public.ts), each with what serves
+ * it: a plugin at one of them stops boot naming both.
  */
-export async function loadRegistry(dir: string, { checkSchemas = true } = {}): Promise<Registry> {
+export async function loadRegistry(dir: string, { checkSchemas = true, servedPaths = new Map<string, string>() }: { checkSchemas?: boolean; servedPaths?: ReadonlyMap<string, string> } = {}): Promise<Registry> {
   const schemaAjv = checkSchemas ? createSchemaAjv() : undefined;
   const queryAjv = checkSchemas ? createQueryAjv() : undefined;
   const seen = { name: new Map<string, string>(), path: new Map<string, string>(), table: new Map<string, string>(), prefix: new Map<string, string>(), scope: new Map<string, string>() };
-  for (const p of KERNEL_PATHS) seen.path.set(p, 'the kernel');
+  for (const [served, by] of servedPaths) seen.path.set(served, by);
   seen.scope.set(WEBHOOKS_SCOPE, 'the kernel');
 
   const resources: CompiledResource[] = [];

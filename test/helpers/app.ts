@@ -7,7 +7,8 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps, type Clock, type Deps } from '../../src/deps.js';
 import { createApp, type App } from '../../src/http/app.js';
 import { createHttpServer } from '../../src/http/server.js';
-import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
+import { loadPlugins } from '../../src/boot.js';
+import type { Registry } from '../../src/kernel/registry.js';
 import { backend } from './backend.js';
 import { checkedFetcher } from './contract.js';
 
@@ -45,7 +46,7 @@ export interface TestApp {
 /** Builds the real app on this run's backend and serves it over HTTP on a free loopback port. */
 export async function startApp(options: { clock?: Clock; env?: Record<string, string>; log?: Logger } = {}): Promise<TestApp> {
   const config = loadConfig({ ...backend().env, ...options.env });
-  const registry = await loadRegistry(config.pluginsDir);
+  const registry = await loadPlugins(config.pluginsDir);
   const deps = createDeps(config, { ...(options.clock ? { clock: options.clock } : {}), ...(options.log ? { log: options.log } : {}) });
   if (deps.redis) await waitFor(() => deps.redis?.isReady() ?? false, 5000);
   const app = createApp(deps, registry);

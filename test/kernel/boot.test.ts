@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/config.js';
+import { loadPlugins } from '../../src/boot.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
 import { isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
@@ -29,7 +30,10 @@ export default defineResource({
 describe('plugin discovery refuses a bad plugin at boot, naming the file', () => {
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     ['a duplicate path', { 'a.ts': plugin(''), 'b.ts': plugin("name: 'memo', table: 'memos', idPrefix: 'memo_', scopes: { read: 'read:memos', write: 'write:memos' },") }, /b\.ts: path "\/notes" is already taken by .*a\.ts/],
-    ['a path the kernel serves', { 'a.ts': plugin("path: '/health',") }, /a\.ts: path "\/health" is already taken by the kernel/],
+    ['a path the service serves: /health', { 'a.ts': plugin("path: '/health',") }, /a\.ts: path "\/health" is already taken by the service's own \/v1\/health/],
+    ['a path the service serves: /event-log', { 'a.ts': plugin("path: '/event-log',") }, /a\.ts: path "\/event-log" is already taken by the service's own \/v1\/event-log/],
+    ['a path the service serves: /webhooks', { 'a.ts': plugin("path: '/webhooks',") }, /a\.ts: path "\/webhooks" is already taken by the service's own \/v1\/webhooks/],
+    ['a path the service serves: /events', { 'a.ts': plugin("path: '/events',") }, /a\.ts: path "\/events" is already taken by the service's own \/v1\/events/],
     ['a malformed scope', { 'a.ts': plugin("scopes: { read: 'notes', write: 'write:notes' },") }, /a\.ts: .*scopes\.read "notes"/],
     ['an invalid JSON Schema', { 'a.ts': plugin("fields: { body: { type: 'text' } },") }, /a\.ts: invalid JSON Schema/],
     ['an unknown schema keyword', { 'a.ts': plugin("fields: { body: { type: 'string', maxLenght: 3 } },") }, /a\.ts: invalid JSON Schema.*maxLenght/],
@@ -41,7 +45,7 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
       const dir = pluginsDir(files);
       try {
         let error: Error | undefined;
-        await loadRegistry(dir).catch((err: Error) => (error = err));
+        await loadPlugins(dir).catch((err: Error) => (error = err));
         expect(error?.message).to.match(message);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
