@@ -1,25 +1,31 @@
 import type { Knex } from 'knex';
-import { indexNames, keysetIndex } from '../db/tables.js';
 import { PluginLoadError, type Registry } from './registry.js';
+import { planTable } from './table-plan.js';
+
+const MAKE = 'run `npm run migrate:make` to write the migration that adds it, then start again';
 
 /**
- * Every plugin's table has a column for each field (and the kernel's own) and a keyset index
- * per sort: checked at start-up,
- * after migrations, so a missing column stops boot naming the plugin, the table and the column
- * instead of failing the first request that reads it.
+ * Every plugin's table has a column of the right kind for each field (and the kernel's own),
+ * and the indexes its sorts and filters need: checked at start-up, after migrations, so a
+ * missing or mismatched column stops boot naming the plugin, the table, the column, what was
+ * expected and the command that fixes it, instead of failing the first request that reads it.
  */
 export async function checkColumns(db: Knex, registry: Registry): Promise<void> {
   for (const resource of registry.resources) {
     const { table } = resource.def;
-    const have = new Set(Object.keys(await db(table).columnInfo()));
-    if (have.size === 0) throw new PluginLoadError(resource.file, `table "${table}" does not exist: add a migration that creates it (MIGRATIONS_DIR)`);
-    for (const column of ['workspace_id', ...resource.columns]) {
-      if (!have.has(column)) throw new PluginLoadError(resource.file, `table "${table}" has no column "${column}": add it in a migration`);
+    const plan = await planTable(db, resource);
+    const refuse = (message: string) => new PluginLoadError(resource.file, message);
+    if (plan.create) throw refuse(`table "${table}" does not exist: ${MAKE.replace('adds it', 'creates it')}`);
+    const [missing] = plan.columns;
+    if (missing) {
+      const kind = resource.kinds[missing.name]?.name;
+      throw refuse(`table "${table}" has no column "${missing.name}"${kind ? ` (a ${kind} field)` : ''}: ${MAKE}`);
     }
-    const indexes = await indexNames(db, table);
-    for (const sort of resource.def.list.sorts) {
-      const index = keysetIndex(table, sort);
-      if (!indexes.has(index)) throw new PluginLoadError(resource.file, `table "${table}" has no index "${index}" on (workspace_id, ${sort}, id): create the table with createResourceTable() or add the index in a migration`);
+    const [mismatch] = plan.mismatches;
+    if (mismatch) {
+      throw refuse(`table "${table}" column "${mismatch.name}" is ${mismatch.have}, but its field needs ${mismatch.want} (a ${resource.kinds[mismatch.name]?.name ?? 'kernel'} column): change it in a migration of your own (migrate:make never changes or narrows a column)`);
     }
+    const [index] = plan.indexes;
+    if (index) throw refuse(`table "${table}" has no index "${index.name}" on (${index.columns.join(', ')}): ${MAKE}`);
   }
 }

@@ -125,8 +125,20 @@ export async function up(knex) { await createResourceTable(knex, 'notes', { filt
 export async function down(knex) { await knex.schema.dropTable('notes'); }`,
     );
     expect(res.code, res.stdout).to.equal(1);
-    expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no column "colour": add it in a migration/);
+    expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" has no column "colour" \(a text field\): run `npm run migrate:make` to write the migration that adds it/);
     expect(res.stderr).not.to.match(/\n\s+at /);
+  });
+
+  it('stops `npm start` naming a column whose kind does not fit its field, and what the field needs', async () => {
+    const res = await startWith(
+      'kinds',
+      plugin("fields: { body: { type: 'string', maxLength: 1000 }, due_at: { type: ['string', 'null'], format: 'date-time' }, code: { type: ['string', 'null'], maxLength: 20 } },"),
+      `import { createResourceTable } from ${JSON.stringify(path.join(ROOT_DIR, 'src/db/tables.js'))};
+export async function up(knex) { await createResourceTable(knex, 'notes', { filters: [] }, (t) => { t.text('body'); t.string('due_at', 30); t.string('code', 20); }); }
+export async function down(knex) { await knex.schema.dropTable('notes'); }`,
+    );
+    expect(res.code, res.stdout).to.equal(1);
+    expect(res.stderr).to.match(/Plugin error: plugin .*notes\.ts: table "notes" column "due_at" is varchar\(30\), but its field needs bigInteger \(a datetime column\): change it in a migration of your own/);
   });
 });
 
