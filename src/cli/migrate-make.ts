@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadPlugins } from '../boot.js';
+import { loadConfig } from '../config.js';
+import { createDb } from '../db/connect.js';
+import { migrateCreating } from '../db/create.js';
+import { migrationName, migrationText, summary } from '../kernel/migration-text.js';
+import { planTable } from '../kernel/table-plan.js';
+import { loadKeyring } from '../secrets/load.js';
+import { runMain, StartupError } from '../startup.js';
+
+/**
+ * `npm run migrate:make`: compares the plugins' declarations with the database DATABASE_URL
+ * names (its pending migrations applied first) and writes one migration that creates the
+ * tables missing and adds the columns and indexes missing, into MIGRATIONS_DIR (else
+ * migrations/). It prints what it wrote; with nothing to do it writes nothing and says so. A
+ * column of the wrong kind is named, never changed: that takes a migration of the author's own.
+ */
+runMain(async () => {
+  if (process.argv.length > 2) {
+    console.error(`Unknown arguments: ${process.argv.slice(2).join(' ')}\nUsage: npm run migrate:make`);
+    return 2;
+  }
+  const config = loadConfig();
+  const registry = await loadPlugins(config.pluginsDir);
+  const db = createDb(config.database);
+  try {
+    try {
+      await migrateCreating(db, config.database, config.migrationsDirs, { keyring: loadKeyring(config) });
+    } catch (err) {
+      if (err instanceof StartupError) throw err;
+      throw new StartupError(`migration failed: ${(err as Error).message}`);
+    }
+    const plans = await Promise.all(registry.resources.map((resource) => planTable(db, resource)));
+    const relative = (file: string) => path.relative(process.cwd(), file);
+    for (const plan of plans) {
+      for (const m of plan.mismatches) {
+        console.error(`${relative(plan.resource.file)}: table "${plan.resource.def.table}" column "${m.name}" is ${m.have}, but its field needs ${m.want}: change it in a migration of your own (migrate:make never changes or narrows a column)`);
+      }
+    }
+    const todo = plans.filter((plan) => plan.create || plan.columns.length > 0 || plan.indexes.length > 0);
+    if (todo.length === 0) {
+      console.log("nothing to do: every plugin's table has its columns and indexes; no file written");
+      return plans.some((plan) => plan.mismatches.length > 0) ? 1 : 0;
+    }
+    const when = new Date();
+    const dir = config.migrationsDirs.at(-1)!;
+    const file = path.join(dir, migrationName(todo, when));
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(file, migrationText(todo, when, relative), { flag: 'wx' });
+    console.log(`wrote ${relative(file)}:\n${todo.map((plan) => `  ${summary(plan)}`).join('\n')}\nRead it, commit it, then start the server (it migrates) or run \`npm run migrate\`.`);
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+});

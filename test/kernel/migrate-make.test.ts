@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/config.js';
+import { isolatedDatabase } from '../helpers/backend.js';
+import { checkedFetcher } from '../helpers/contract.js';
+import { admin, run, startServer } from '../helpers/processes.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const FIXTURE = path.join(ROOT_DIR, 'test', 'fixtures', 'author', 'tasks.ts');
+
+describe('npm run migrate:make: tables from the declarations (an outside author\'s plugin, no migration of its own)', () => {
+  let root: string;
+  let plugins: string;
+  let migrations: string;
+  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let env: Record<string, string>;
+  const make = () => run('src/cli/migrate-make.ts', [], env);
+  const written = () => fs.readdirSync(migrations).sort();
+
+  before(async () => {
+    // Under the checkout, beside plugins/, so that 'workspace-api/plugin' resolves as it does for plugins/.
+    root = fs.mkdtempSync(path.join(ROOT_DIR, '.drop-in-make-'));
+    plugins = path.join(root, 'plugins');
+    migrations = path.join(root, 'migrations');
+    fs.mkdirSync(plugins);
+    fs.mkdirSync(migrations);
+    for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) fs.copyFileSync(path.join(ROOT_DIR, 'plugins', file), path.join(plugins, file));
+    database = await isolatedDatabase('make');
+    env = { ...database.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations };
+  });
+  after(async () => {
+    await database?.drop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('writes nothing for the shipped plugins, whose migrations are there, and says so', async () => {
+    const res = await make();
+    expect(res.code, res.stderr).to.equal(0);
+    expect(res.stdout).to.contain('nothing to do');
+    expect(written()).to.deep.equal([]);
+  });
+
+  it('stops the server naming the missing table and the command, before migrate:make has run', async () => {
+    fs.copyFileSync(FIXTURE, path.join(plugins, 'tasks.ts'));
+    const res = await run('src/server.ts', [], { ...env, PORT: '0' });
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.match(/Plugin error: plugin .*tasks\.ts: table "tasks" does not exist: run `npm run migrate:make`/);
+  });
+
+  it('writes one migration creating the table with its indexes, prints it, and writes nothing the second time', async () => {
+    const res = await make();
+    expect(res.code, res.stderr).to.equal(0);
+    const [file, ...more] = written();
+    expect(more).to.deep.equal([]);
+    expect(file).to.match(/^\d{14}_tasks\.ts$/);
+    expect(res.stdout).to.contain(`wrote ${path.relative(ROOT_DIR, path.join(migrations, file!))}`);
+    expect(res.stdout).to.contain('create table tasks (10 columns, 4 indexes)');
+    const text = fs.readFileSync(path.join(migrations, file!), 'utf8');
+    expect(text).to.contain("t.bigInteger('due_at').nullable();");
+    expect(text).to.contain("t.boolean('done').notNullable();");
+    expect(text).to.contain("t.index(['workspace_id', 'status', 'created_at', 'id'], 'tasks_ws_status');");
+    expect(text).not.to.match(/from '\.\.?\//);
+    const again = await make();
+    expect(again.code, again.stderr).to.equal(0);
+    expect(again.stdout).to.contain('nothing to do');
+    expect(written()).to.have.length(1);
+  });
+
+  it('serves the plugin end to end once started: a writable datetime, a boolean default, the state machine', async () => {
+    const server = await startServer({ ...env });
+    try {
+      const ws = await admin(['workspace', 'create', '--name', 'Author', '--plan', 'pro', '--json'], env);
+      const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
+      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks,write:clients', '--json'], env);
+      expect(key.code, key.stderr).to.equal(0);
+      const token = (JSON.parse(key.stdout) as { token: string }).token;
+      const api = await checkedFetcher(server.url);
+      const call = async (route: string, method = 'GET', json?: unknown) => {
+        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, ...(json ? { body: JSON.stringify(json) } : {}) });
+        const text = await res.text();
+        return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
+      };
+      const client = await call('/v1/clients', 'POST', { name: 'Acme' });
+      const task = await call('/v1/tasks', 'POST', { title: 'Send the contract', due_at: '2026-12-01T17:00:00+02:00', effort: 30, client_id: client.body.id });
+      expect(task.status, JSON.stringify(task.body)).to.equal(201);
+      expect(task.body).to.include({ title: 'Send the contract', due_at: '2026-12-01T15:00:00.000Z', done: false, effort: 30, status: 'open' });
+      expect((await call(`/v1/tasks?status=open&client_id=${client.body.id}`)).body.data.map((t: Json) => t.id)).to.deep.equal([task.body.id]);
+      expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'closed', done: true })).body).to.include({ status: 'closed', done: true });
+      expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'open' })).status).to.equal(409);
+      expect((await call('/v1/tasks', 'POST', { title: 'x', effort: 101 })).status).to.equal(422);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('adds a new field\'s column (NOT NULL with its default for the rows there), and rollback takes it away again', async () => {
+    const source = fs.readFileSync(path.join(plugins, 'tasks.ts'), 'utf8');
+    fs.writeFileSync(path.join(plugins, 'tasks.ts'), source.replace("    client_id: ref('client', 'The client it is for.'),", "    client_id: ref('client', 'The client it is for.'),\n    priority: states(['low', 'high'], 'low', 'How urgent.'),\n    notes: text(500),"));
+    const res = await make();
+    expect(res.code, res.stderr).to.equal(0);
+    expect(res.stdout).to.contain('add to tasks: column priority, column notes');
+    const file = written().at(-1)!;
+    const text = fs.readFileSync(path.join(migrations, file), 'utf8');
+    expect(text).to.contain("t.string('priority', 16).notNullable().defaultTo('low');");
+    expect(text).to.contain("t.text('notes').nullable();");
+    expect(text).to.contain("t.dropColumn('priority');");
+    const migrated = await run('src/cli/migrate.ts', [], env);
+    expect(migrated.stdout).to.contain(`applied ${file.replace(/\.ts$/, '')}`);
+    const rolled = await run('src/cli/migrate.ts', ['rollback'], env);
+    expect(rolled.stdout).to.contain(`rolled back ${file.replace(/\.ts$/, '')}`);
+    // Without the file (the server would apply it again at start), the column is gone and boot says so.
+    fs.rmSync(path.join(migrations, file));
+    const server = await run('src/server.ts', [], { ...env, PORT: '0' });
+    expect(server.code).to.equal(1);
+    expect(server.stderr).to.match(/table "tasks" has no column "priority" \(a states field\): run `npm run migrate:make`/);
+  });
+});
