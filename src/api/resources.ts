@@ -4,7 +4,8 @@ import { getObject } from '../kernel/get.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kernel/idempotency.js';
 import { listPage, type ListQuery } from '../kernel/list.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
-import type { Route } from '../kernel/route.js';
+import type { Handle, Route } from '../kernel/route.js';
+import type { Handler } from '../kernel/define.js';
 import { updateObject } from '../kernel/update.js';
 import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
@@ -29,6 +30,11 @@ const IDEMPOTENCY_PARAMETER = {
   schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source },
 };
 
+/** The generated handler, or the plugin's own given the generated one as `next`. */
+function extend(own: Handler | undefined, generated: Handle): Handle {
+  return own ? (input) => own(input, generated) : generated;
+}
+
 /** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
 function routesOf(registry: Registry, resource: CompiledResource): Route[] {
   const { def } = resource;
@@ -52,7 +58,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       query: resource.listQuerySchema,
       success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
       errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: own.list ?? (async (input) => ({ body: await listPage(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, input.query as ListQuery) })),
+      handle: extend(own.list, async (input) => ({ body: await listPage(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, input.query as ListQuery) })),
     },
     {
       method: 'post',
@@ -66,17 +72,15 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       body: { schema: resource.createBodySchema, ref: ref(`${name}Create`), readOnly },
       success: { status: 201, description: `The new ${def.name}.`, schema: ref(name), headers: { Location: header('Location'), 'Idempotent-Replayed': header('Idempotent-Replayed') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
-      handle:
-        own.create ??
-        (async (input) => {
-          const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-          const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent);
-          return {
-            status: answer.status,
-            text: answer.body,
-            headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-          };
-        }),
+      handle: extend(own.create, async (input) => {
+        const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
+        const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent);
+        return {
+          status: answer.status,
+          text: answer.body,
+          headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
+        };
+      }),
     },
     {
       method: 'get',
@@ -88,7 +92,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       pathParams,
       success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle: own.get ?? (async (input) => ({ body: await getObject(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, String(input.params.id)) })),
+      handle: extend(own.get, async (input) => ({ body: await getObject(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, String(input.params.id)) })),
     },
     {
       method: 'patch',
@@ -102,7 +106,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       body: { schema: resource.updateBodySchema, ref: ref(`${name}Update`), types: JSON_TYPES, readOnly, required: def.required },
       success: { status: 200, description: `The ${def.name} after the change.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found', ...machine],
-      handle: own.update ?? (async (input) => ({ body: await updateObject(input.deps, registry, resource, caller(input).workspace.id, String(input.params.id), input.body) })),
+      handle: extend(own.update, async (input) => ({ body: await updateObject(input.deps, registry, resource, caller(input).workspace.id, String(input.params.id), input.body) })),
     },
     {
       method: 'delete',
@@ -115,12 +119,10 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       pathParams,
       success: { status: 204, description: 'Deleted.' },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle:
-        own.delete ??
-        (async (input) => {
-          await deleteObject(input.deps, resource, caller(input).workspace.id, String(input.params.id));
-          return { status: 204 };
-        }),
+      handle: extend(own.delete, async (input) => {
+        await deleteObject(input.deps, resource, caller(input).workspace.id, String(input.params.id));
+        return { status: 204 };
+      }),
     },
   ];
 }

@@ -8,7 +8,8 @@ import type { Row } from './define.js';
 import { type Answer, type IdempotentRequest, lookUp, remember } from './idempotency.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { toObject } from './rows.js';
+import { runBeforeWrite, runValidate } from './hooks.js';
+import { pickFields, toObject, toStored } from './rows.js';
 import { createStatement, values } from './statements.js';
 import { checkInitialState, initialState, stampsFor } from './state.js';
 
@@ -51,15 +52,32 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
   }
 
   const row = newRow(resource, workspaceId, body, now);
-  const object = toObject(resource, row);
-  const answer: Answer = { status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) };
+  const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
+  const answerFor = (object: Row): Answer => ({ status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) });
+  // Without hooks (the hot path) the object is known before the transaction; with them, inside it.
+  const plain = hooked ? undefined : toObject(resource, row);
+  let answer = plain && answerFor(plain);
   try {
-    await writeTransaction(db, async (tx) => {
-      await checkReferences(db, tx, registry, resource, workspaceId, body);
-      if (idempotent) await remember(db, tx, workspaceId, idempotent, answer, now, expired);
+    answer = await writeTransaction(db, async (tx) => {
+      let stored = row;
+      let object: Row;
+      if (hooked) {
+        const ctx = { workspaceId, now: new Date(now) };
+        await runValidate(resource, body, undefined, ctx);
+        object = await runBeforeWrite(resource, toObject(resource, row), undefined, ctx);
+        stored = { ...row, ...toStored(resource, pickFields(resource, object)) };
+        object = toObject(resource, stored);
+        await checkReferences(db, tx, registry, resource, workspaceId, pickFields(resource, object));
+      } else {
+        object = plain!;
+        await checkReferences(db, tx, registry, resource, workspaceId, body);
+      }
+      const made = hooked ? answerFor(object) : answer!;
+      if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
       const insert = createStatement(db, resource);
-      await tx.run(insert.sql, values(insert, row));
+      await tx.run(insert.sql, values(insert, stored));
       await writeEvents(db, tx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+      return made;
     });
   } catch (error) {
     if (idempotent && isDuplicateKey(error)) {
@@ -68,14 +86,15 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
     }
     if (!(error instanceof CommitOutcomeUnknown)) throw error;
     // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
-    let written: boolean;
+    let written: Row | undefined;
     try {
-      written = (await db(def.table).first('id').where({ id: row.id, workspace_id: workspaceId })) !== undefined;
+      written = (await db(def.table).first('*').where({ id: row.id, workspace_id: workspaceId })) as Row | undefined;
     } catch {
       throw outcomeUnknown(idempotent !== undefined);
     }
     if (!written) throw error.cause;
+    answer ??= answerFor(toObject(resource, written));
   }
   notifier.notify();
-  return { answer, replayed: false };
+  return { answer: answer!, replayed: false };
 }

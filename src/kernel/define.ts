@@ -1,5 +1,5 @@
 import { isRequired, referenceOf } from './fields.js';
-import type { Handle } from './route.js';
+import type { Handle, Reply, RouteInput } from './route.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type Row = Record<string, unknown>;
@@ -17,8 +17,30 @@ export interface EventDeclaration {
   when: (change: Change) => boolean;
 }
 
-/** A plugin's own handler for one of its routes, in place of the generated one. */
-export type Handler = Handle;
+/**
+ * A plugin's own handler for one of its routes. `next` is the generated handler: call it (with
+ * the input as it is, or changed) to extend the default, or answer alone to replace it.
+ */
+export type Handler = (input: RouteInput, next: Handle) => Reply | Promise<Reply>;
+
+/** What a hook knows of the write: the workspace and the moment it is stamped with. */
+export interface HookContext {
+  workspaceId: string;
+  /** The write's moment (its `updated_at`). */
+  now: Date;
+}
+
+/** A problem a `validate` hook finds: a 422 `validation_failed` names each by its JSON Pointer. */
+export interface Problem {
+  pointer: string;
+  detail: string;
+}
+
+/** Returns the problems with a write (none: an empty list or nothing). `before` is undefined on create. */
+export type ValidateHook = (args: { input: Row; before: Row | undefined; ctx: HookContext }) => Problem[] | void | Promise<Problem[] | void>;
+
+/** Gets the whole object about to be stored (as clients read it), may set its fields, and returns it. */
+export type BeforeWriteHook = (args: { row: Row; before: Row | undefined; ctx: HookContext }) => Row | Promise<Row>;
 
 export interface ResourceDeclaration {
   /** Singular, lower case: `deal`. Events are named `<name>.<event>`. */
@@ -51,8 +73,12 @@ export interface ResourceDeclaration {
   state?: { field: string; transitions: 'free' | Record<string, readonly string[]>; stamps?: Record<string, string> };
   /** Events beyond the `created`, `updated` and `deleted` every resource emits. */
   events?: Record<string, EventDeclaration>;
-  /** Replace a generated handler with a function of the plugin's own. */
+  /** A function of the plugin's own for a route; it gets the generated handler as `next`. */
   handlers?: { list?: Handler; get?: Handler; create?: Handler; update?: Handler; delete?: Handler };
+  /** Checks a create or update in the write's transaction: its problems answer 422. */
+  validate?: ValidateHook;
+  /** Sets fields of the object about to be stored, in the write's transaction (after validate). */
+  beforeWrite?: BeforeWriteHook;
 }
 
 export interface ReservedDeclaration {
@@ -187,6 +213,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(typeof declared.when === 'function', `event "${event}" needs a when() function`);
     check(typeof declared.description === 'string' && declared.description.length > 0, `event "${event}" needs a description`);
   }
+  for (const hook of ['validate', 'beforeWrite'] as const) check(d[hook] === undefined || typeof d[hook] === 'function', `${hook} must be a function`);
   for (const [name, handler] of Object.entries(d.handlers ?? {})) {
     check(HANDLERS.includes(name), `handler "${name}" is not one of ${HANDLERS.join(', ')}`);
     check(typeof handler === 'function', `handler "${name}" must be a function`);

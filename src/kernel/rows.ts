@@ -43,3 +43,10 @@ export function toStored(resource: CompiledResource, values: Row): Row {
   }
   return stored;
 }
+
+/** The plugin's own fields of an object (not the kernel's id and times). */
+export function pickFields(resource: CompiledResource, object: Row): Row {
+  const fields: Row = {};
+  for (const field of Object.keys(resource.def.fields)) if (field in object) fields[field] = object[field];
+  return fields;
+}

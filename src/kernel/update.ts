@@ -5,9 +5,20 @@ import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { toObject, toStored } from './rows.js';
+import { runBeforeWrite, runValidate } from './hooks.js';
+import { pickFields, toObject, toStored } from './rows.js';
 import { updateStatement, values } from './statements.js';
 import { checkTransition, stampsFor } from './state.js';
+
+/** The values that differ from the object's, as stored. */
+function changedValues(resource: CompiledResource, before: Row, values: Row): Row {
+  const changes: Row = {};
+  for (const [field, value] of Object.entries(toStored(resource, values))) {
+    const fieldKind = resource.kinds[field];
+    if (before[field] !== (fieldKind ? fieldKind.decode(value) : value)) changes[field] = value;
+  }
+  return changes;
+}
 
 /**
  * Changes an object: the object after the change. Only fields whose value differs are written; a
@@ -22,12 +33,14 @@ export async function updateObject(deps: WriteDeps, registry: Registry, resource
     const row = await findForUpdate(db, tx, resource, workspaceId, id);
     const before = toObject(resource, row);
     checkTransition(resource, before, body);
+    const ctx = { workspaceId, now: new Date(now) };
+    await runValidate(resource, body, before, ctx);
     // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
     // 10:00+01:00 is the 09:00:00.000Z already there).
-    const changes: Row = {};
-    for (const [field, value] of Object.entries(toStored(resource, body))) {
-      const fieldKind = resource.kinds[field];
-      if (before[field] !== (fieldKind ? fieldKind.decode(value) : value)) changes[field] = value;
+    let changes = changedValues(resource, before, body);
+    if (def.beforeWrite) {
+      const proposed = await runBeforeWrite(resource, toObject(resource, { ...row, ...changes }), before, ctx);
+      changes = changedValues(resource, before, pickFields(resource, proposed));
     }
     if (Object.keys(changes).length === 0) return before;
 

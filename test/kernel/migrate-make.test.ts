@@ -95,6 +95,46 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     }
   });
 
+  it('runs the plugin\'s hooks in the write\'s transaction, and its handler around the generated one', async () => {
+    const server = await startServer({ ...env });
+    try {
+      const ws = await admin(['workspace', 'create', '--name', 'Hooks', '--plan', 'pro', '--json'], env);
+      const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
+      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks', '--json'], env);
+      const token = (JSON.parse(key.stdout) as { token: string }).token;
+      const api = await checkedFetcher(server.url);
+      const call = async (route: string, method = 'GET', json?: unknown) => {
+        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, ...(json ? { body: JSON.stringify(json) } : {}) });
+        const text = await res.text();
+        return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+      };
+      // validate: its problem answers 422 with its pointer, on create and on update (seeing `before`).
+      const refused = await call('/v1/tasks', 'POST', { title: 'Big', effort: 80 });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.code).to.equal('validation_failed');
+      expect(refused.body.errors).to.deep.equal([{ pointer: '/due_at', message: 'is required when effort is over 50' }]);
+      // beforeWrite: sets fields of the stored object.
+      const task = await call('/v1/tasks', 'POST', { title: '  Big  ', effort: 80, due_at: '2026-12-01T00:00:00Z' });
+      expect(task.status, JSON.stringify(task.body)).to.equal(201);
+      expect(task.body.title).to.equal('Big');
+      expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { due_at: null })).body.errors).to.deep.equal([{ pointer: '/due_at', message: 'is required when effort is over 50' }]);
+      const closed = await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'closed' });
+      expect(closed.body).to.include({ status: 'closed', done: true });
+      // The handler around the generated get: the generated answer, with its header.
+      const got = await call(`/v1/tasks/${task.body.id}`);
+      expect(got.body).to.deep.equal(closed.body);
+      expect(got.headers.get('x-task-handler')).to.equal('extended');
+      // A hook that throws: 500, and nothing written (no row, no event).
+      const list = async () => (await call('/v1/tasks?limit=100')).body.data.length as number;
+      const rows = await list();
+      const failed = await call('/v1/tasks', 'POST', { title: 'boom' });
+      expect(failed.status).to.equal(500);
+      expect(await list()).to.equal(rows);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('adds a new field\'s column (NOT NULL with its default for the rows there), and rollback takes it away again', async () => {
     const source = fs.readFileSync(path.join(plugins, 'tasks.ts'), 'utf8');
     fs.writeFileSync(path.join(plugins, 'tasks.ts'), source.replace("    client_id: ref('client', 'The client it is for.'),", "    client_id: ref('client', 'The client it is for.'),\n    priority: states(['low', 'high'], 'low', 'How urgent.'),\n    notes: text(500),"));

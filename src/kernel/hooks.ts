@@ -1,0 +1,33 @@
+import { ApiError } from '../errors.js';
+import type { HookContext, Row } from './define.js';
+import type { CompiledResource } from './registry.js';
+
+/**
+ * A plugin's hooks, run inside the write's transaction (a throw rolls it back: 500, nothing
+ * written). They may run again when the transaction is retried after a deadlock, so they must
+ * touch nothing but the values they are given.
+ */
+
+/** Runs `validate`: its problems answer 422 validation_failed, each with its pointer. */
+export async function runValidate(resource: CompiledResource, input: Row, before: Row | undefined, ctx: HookContext): Promise<void> {
+  const validate = resource.def.validate;
+  if (!validate) return;
+  const problems = (await validate({ input, before, ctx })) ?? [];
+  if (problems.length === 0) return;
+  const errors = problems.map((p) => ({ pointer: String(p.pointer), message: String(p.detail) }));
+  throw new ApiError('validation_failed', `The body is not valid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
+}
+
+/**
+ * Runs `beforeWrite` over the object about to be stored: the fields it set, as clients send
+ * them (the kernel's own, id and times, stay the kernel's). Without the hook, the object as it is.
+ */
+export async function runBeforeWrite(resource: CompiledResource, object: Row, before: Row | undefined, ctx: HookContext): Promise<Row> {
+  const beforeWrite = resource.def.beforeWrite;
+  if (!beforeWrite) return object;
+  const returned = await beforeWrite({ row: { ...object }, before, ctx });
+  if (typeof returned !== 'object' || returned === null) throw new Error(`${resource.def.name} beforeWrite returned ${String(returned)}, not the row`);
+  const result: Row = { ...object };
+  for (const field of Object.keys(resource.def.fields)) if (field in returned) result[field] = returned[field] ?? null;
+  return result;
+}
