@@ -1,9 +1,11 @@
+import { runAction } from '../kernel/actions.js';
 import { createObject } from '../kernel/create.js';
 import { deleteObject } from '../kernel/delete.js';
 import { getObject } from '../kernel/get.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kernel/idempotency.js';
 import { listPage, type ListQuery } from '../kernel/list.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
+import { actionBodySchema } from '../kernel/schemas.js';
 import type { Handle, Route } from '../kernel/route.js';
 import type { Handler } from '../kernel/define.js';
 import { updateObject } from '../kernel/update.js';
@@ -127,7 +129,36 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
   ];
 }
 
+/** `mark-paid` -> `MarkPaid`. */
+const camel = (name: string) => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+
+/** A plugin's actions: `POST /v1/<path>/{id}/<action>`, each validated, idempotent and documented. */
+function actionRoutes(registry: Registry, resource: CompiledResource): Route[] {
+  const { def } = resource;
+  const name = pascal(def.name);
+  const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
+  return Object.entries(def.actions ?? {}).map(([action, declared]): Route => ({
+    method: 'post' as const,
+    path: `${def.path}/{id}/${action}`,
+    operationId: `${camel(action).charAt(0).toLowerCase()}${camel(action).slice(1)}${name}`,
+    summary: declared.summary,
+    description: `${declared.description ?? declared.summary} Answers the ${def.name} as it then stands; the changes it makes are written, with their events, as a PATCH writes them.${machineText(resource)}`,
+    tag: def.path.slice(1),
+    access: declared.scope === 'read' ? def.scopes.read : def.scopes.write,
+    pathParams: { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } },
+    headerParams: [IDEMPOTENCY_PARAMETER],
+    body: { schema: actionBodySchema(declared) },
+    success: { status: 200, description: `The ${def.name} after the ${action}.`, schema: ref(name), headers: { 'Idempotent-Replayed': header('Idempotent-Replayed') } },
+    errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'idempotency_conflict', ...machine],
+    handle: async (input) => {
+      const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
+      const { answer, replayed } = await runAction(input.deps, registry, resource, action, caller(input).workspace.id, String(input.params.id), input.body, idempotent);
+      return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
+    },
+  }));
+}
+
 /** Every plugin's routes, in plugin order. */
 export function resourceRoutes(registry: Registry): Route[] {
-  return registry.resources.flatMap((resource) => routesOf(registry, resource));
+  return registry.resources.flatMap((resource) => [...routesOf(registry, resource), ...actionRoutes(registry, resource)]);
 }

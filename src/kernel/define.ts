@@ -30,6 +30,23 @@ export interface HookContext {
   now: Date;
 }
 
+/**
+ * An action: `POST /v1/<path>/{id}/<name>`. `handle` runs in a transaction with the object
+ * locked; `update(changes)` applies changes exactly as a PATCH would (validation, hooks, state
+ * machine, events) and returns the object after them. `handle` may instead return the changes.
+ */
+export interface ActionDeclaration {
+  summary: string;
+  description?: string;
+  /** The scope it needs: `write:<resource>` (the default) or `read:<resource>`. */
+  scope?: 'write' | 'read';
+  /** JSON Schema of the body's properties; without it, the action takes no body fields. */
+  body?: Record<string, JsonSchema>;
+  /** Body properties the call must carry. */
+  required?: readonly string[];
+  handle: (args: { object: Row; body: Row; update: (changes: Row) => Promise<Row>; ctx: HookContext }) => Row | void | Promise<Row | void>;
+}
+
 /** A problem a `validate` hook finds: a 422 `validation_failed` names each by its JSON Pointer. */
 export interface Problem {
   pointer: string;
@@ -75,6 +92,8 @@ export interface ResourceDeclaration {
   events?: Record<string, EventDeclaration>;
   /** A function of the plugin's own for a route; it gets the generated handler as `next`. */
   handlers?: { list?: Handler; get?: Handler; create?: Handler; update?: Handler; delete?: Handler };
+  /** Operations beyond the five: `POST /v1/<path>/{id}/<name>`. */
+  actions?: Record<string, ActionDeclaration>;
   /** Checks a create or update in the write's transaction: its problems answer 422. */
   validate?: ValidateHook;
   /** Sets fields of the object about to be stored, in the write's transaction (after validate). */
@@ -212,6 +231,13 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(!['created', 'updated', 'deleted'].includes(event), `event "${event}" is emitted by every resource already`);
     check(typeof declared.when === 'function', `event "${event}" needs a when() function`);
     check(typeof declared.description === 'string' && declared.description.length > 0, `event "${event}" needs a description`);
+  }
+  for (const [name, action] of Object.entries(d.actions ?? {})) {
+    check(/^[a-z][a-z0-9-]*$/.test(name), `action "${name}" must be lower case letters, digits and dashes`);
+    check(typeof action.handle === 'function', `action "${name}" needs a handle() function`);
+    check(typeof action.summary === 'string' && action.summary.length > 0, `action "${name}" needs a summary`);
+    check(action.scope === undefined || action.scope === 'write' || action.scope === 'read', `action "${name}" scope must be 'write' or 'read'`);
+    for (const field of action.required ?? []) check(field in (action.body ?? {}), `action "${name}" requires "${field}", which its body does not declare`);
   }
   for (const hook of ['validate', 'beforeWrite'] as const) check(d[hook] === undefined || typeof d[hook] === 'function', `${hook} must be a function`);
   for (const [name, handler] of Object.entries(d.handlers ?? {})) {

@@ -4,7 +4,7 @@ import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
-import { createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
+import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../modules.js';
 
 export interface CompiledResource {
@@ -150,6 +150,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
       queryAjv?.compile(query);
       schemaAjv?.compile(createBody);
       schemaAjv?.compile(updateBody);
+      for (const action of Object.values(plugin.actions ?? {})) schemaAjv?.compile(actionBodySchema(action));
     } catch (err) {
       throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
     }

@@ -1,4 +1,4 @@
-import type { JsonSchema, Resource } from './define.js';
+import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
 
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -75,4 +75,9 @@ export function createBodySchema(resource: Resource): JsonSchema {
 /** PATCH body: any subset of the writable fields; a field sent as null is cleared. */
 export function updateBodySchema(resource: Resource): JsonSchema {
   return { type: 'object', additionalProperties: false, properties: bodyProperties(resource) };
+}
+
+/** An action's body: its declared properties, nothing else. */
+export function actionBodySchema(action: ActionDeclaration): JsonSchema {
+  return { type: 'object', additionalProperties: false, properties: { ...(action.body ?? {}) }, ...(action.required?.length ? { required: [...action.required] } : {}) };
 }

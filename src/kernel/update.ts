@@ -1,4 +1,5 @@
-import { writeTransaction } from '../db/tx.js';
+import type { Knex } from 'knex';
+import { writeTransaction, type Tx } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from './outbox.js';
 import type { Row } from './define.js';
@@ -20,40 +21,56 @@ function changedValues(resource: CompiledResource, before: Row, values: Row): Ro
   return changes;
 }
 
+/** What applyUpdate() did: the row as it now stands (stored), and the object before and after. */
+export interface Applied {
+  row: Row;
+  before: Row;
+  after: Row;
+  wrote: boolean;
+}
+
 /**
- * Changes an object: the object after the change. Only fields whose value differs are written; a
- * body that changes nothing writes nothing and emits no event.
+ * Changes a row already locked in `tx`, as a PATCH does: the state machine, the plugin's hooks,
+ * the references, the stamps, one UPDATE and the events. Only fields whose value differs are
+ * written; a body that changes nothing writes nothing and emits no event.
  */
-export async function updateObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, id: string, body: Row): Promise<Row> {
+export async function applyUpdate(db: Knex, tx: Tx, registry: Registry, resource: CompiledResource, workspaceId: string, row: Row, body: Row, now: number): Promise<Applied> {
   const { def } = resource;
+  const before = toObject(resource, row);
+  checkTransition(resource, before, body);
+  const ctx = { workspaceId, now: new Date(now) };
+  await runValidate(resource, body, before, ctx);
+  // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
+  // 10:00+01:00 is the 09:00:00.000Z already there).
+  let changes = changedValues(resource, before, body);
+  if (def.beforeWrite) {
+    const proposed = await runBeforeWrite(resource, toObject(resource, { ...row, ...changes }), before, ctx);
+    changes = changedValues(resource, before, pickFields(resource, proposed));
+  }
+  if (Object.keys(changes).length === 0) return { row, before, after: before, wrote: false };
+
+  await checkReferences(db, tx, registry, resource, workspaceId, changes);
+  if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
+  changes.updated_at = now;
+  const stored = { ...row, ...changes };
+  // Every field is written (those unchanged with the value just read, locked): one statement per resource.
+  const update = updateStatement(db, resource);
+  await tx.run(update.sql, values(update, stored, workspaceId, row.id));
+  const after = toObject(resource, stored);
+  await writeEvents(db, tx, eventsFor(resource, workspaceId, { before, after }, now));
+  return { row: stored, before, after, wrote: true };
+}
+
+/** Changes an object: the object after the change. */
+export async function updateObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, id: string, body: Row): Promise<Row> {
   const { db, clock, notifier } = deps;
   const now = clock.now();
   let wrote = false;
   const object = await writeTransaction(db, async (tx) => {
     const row = await findForUpdate(db, tx, resource, workspaceId, id);
-    const before = toObject(resource, row);
-    checkTransition(resource, before, body);
-    const ctx = { workspaceId, now: new Date(now) };
-    await runValidate(resource, body, before, ctx);
-    // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
-    // 10:00+01:00 is the 09:00:00.000Z already there).
-    let changes = changedValues(resource, before, body);
-    if (def.beforeWrite) {
-      const proposed = await runBeforeWrite(resource, toObject(resource, { ...row, ...changes }), before, ctx);
-      changes = changedValues(resource, before, pickFields(resource, proposed));
-    }
-    if (Object.keys(changes).length === 0) return before;
-
-    await checkReferences(db, tx, registry, resource, workspaceId, changes);
-    if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
-    changes.updated_at = now;
-    // Every field is written (those unchanged with the value just read, locked): one statement per resource.
-    const update = updateStatement(db, resource);
-    await tx.run(update.sql, values(update, { ...row, ...changes }, workspaceId, row.id));
-    const after = toObject(resource, { ...row, ...changes });
-    await writeEvents(db, tx, eventsFor(resource, workspaceId, { before, after }, now));
-    wrote = true;
-    return after;
+    const applied = await applyUpdate(db, tx, registry, resource, workspaceId, row, body, now);
+    wrote = applied.wrote;
+    return applied.after;
   });
   if (wrote) notifier.notify();
   return object;

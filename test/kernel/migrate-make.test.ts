@@ -135,6 +135,58 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     }
   });
 
+  it('serves the plugin\'s actions: validated, idempotent, documented, writing as a PATCH does (events included)', async () => {
+    const server = await startServer({ ...env });
+    try {
+      const ws = await admin(['workspace', 'create', '--name', 'Actions', '--plan', 'pro', '--json'], env);
+      const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
+      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks', '--json'], env);
+      const token = (JSON.parse(key.stdout) as { token: string }).token;
+      const reader = await admin(['key', 'create', '--workspace', workspace, '--name', 'reader', '--scopes', 'read:tasks', '--json'], env);
+      const readerToken = (JSON.parse(reader.stdout) as { token: string }).token;
+      const api = await checkedFetcher(server.url);
+      const call = async (route: string, method = 'GET', json?: unknown, headers: Record<string, string> = {}) => {
+        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers }, ...(json ? { body: JSON.stringify(json) } : {}) });
+        const text = await res.text();
+        return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+      };
+      const doc = (await call('/v1/openapi.json')).body;
+      expect(doc.paths['/tasks/{id}/close'].post.operationId).to.equal('closeTask');
+      expect(doc.paths['/tasks/{id}/close'].post.security).to.deep.equal([{ bearerAuth: ['write:tasks'] }]);
+      expect(doc.paths['/tasks/{id}/estimate'].post.summary).to.equal('Set the effort');
+
+      const task = await call('/v1/tasks', 'POST', { title: 'Ship it', effort: 10 });
+      const estimated = await call(`/v1/tasks/${task.body.id}/estimate`, 'POST', { effort: 40 });
+      expect(estimated.status, JSON.stringify(estimated.body)).to.equal(200);
+      expect(estimated.body.effort).to.equal(40);
+      expect((await call(`/v1/tasks/${task.body.id}/estimate`, 'POST', { effort: 101 })).status).to.equal(422);
+      expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', {})).body.errors.map((e: Json) => e.pointer)).to.deep.equal(['/reason']);
+      expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'x', colour: 'red' })).status).to.equal(422);
+      expect((await call('/v1/tasks/task_doesnotexist/close', 'POST', { reason: 'x' })).status).to.equal(404);
+      const refused = await api(`/v1/tasks/${task.body.id}/close`, { method: 'POST', headers: { authorization: `Bearer ${readerToken}`, 'content-type': 'application/json' }, body: '{"reason":"x"}' });
+      expect(refused.status).to.equal(403);
+
+      const once = { 'idempotency-key': 'close-ship-it' };
+      const closed = await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'shipped' }, once);
+      expect(closed.status, JSON.stringify(closed.body)).to.equal(200);
+      expect(closed.body).to.include({ status: 'closed', done: true, title: 'Ship it (shipped)' });
+      const replayed = await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'shipped' }, once);
+      expect(replayed.body).to.deep.equal(closed.body);
+      expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+      expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'other' }, once)).status).to.equal(409);
+      // Closed is final: the action's update meets the state machine as a PATCH would.
+      const again = await call(`/v1/tasks/${task.body.id}/reopen`, 'POST', {});
+      expect(again.status).to.equal(409);
+      expect(again.body.code).to.equal('invalid_transition');
+
+      const events = (await call(`/v1/event-log?type=task.*&sort=created_at`)).body.data.filter((e: Json) => e.data.object.id === task.body.id);
+      // The close's two events share its moment: compared without their order.
+      expect(events.map((e: Json) => e.type).sort()).to.deep.equal(['task.closed', 'task.created', 'task.updated', 'task.updated']);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('adds a new field\'s column (NOT NULL with its default for the rows there), and rollback takes it away again', async () => {
     const source = fs.readFileSync(path.join(plugins, 'tasks.ts'), 'utf8');
     fs.writeFileSync(path.join(plugins, 'tasks.ts'), source.replace("    client_id: ref('client', 'The client it is for.'),", "    client_id: ref('client', 'The client it is for.'),\n    priority: states(['low', 'high'], 'low', 'How urgent.'),\n    notes: text(500),"));
