@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { BACKEND, DURATION, emptyDatabase, env, fmt, load, populate, ROUNDS, start, type Run } from './lib.js';
 

@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { newId } from '../src/ids.js';
+import { newId } from '../src/common/ids.js';
 import { newDelivery } from '../src/webhooks/deliveries.js';
 import { BACKEND, ROUNDS, fmt, freshDatabase, start } from './lib.js';
 

@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/common/config.js';
 import { BACKEND, compare, DURATION, EMBEDDED, env, fmt, freshDatabase, load, ROUNDS, start } from './lib.js';
 
 if (EMBEDDED) throw new Error('bench:cluster needs MariaDB + Redis: WEB_CONCURRENCY above 1 is refused without Redis');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import knex, { type Knex } from 'knex';
 import { createKey, createWorkspace } from '../src/auth/keys.js';
-import { ROOT_DIR, loadConfig } from '../src/config.js';
+import { ROOT_DIR, loadConfig } from '../src/common/config.js';
 import { createDb } from '../src/db/connect.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { newKey } from '../src/secrets/keyring.js';

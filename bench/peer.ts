@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, ROUNDS, start, type Run } from './lib.js';
 

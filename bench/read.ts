@@ -9,7 +9,7 @@
 import { encodeCursor } from '../src/kernel/cursor.js';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/common/config.js';
 import { BACKEND, EMBEDDED, DURATION, env, freshDatabase, load, ROUNDS, start } from './lib.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 110_000);

@@ -4,7 +4,7 @@
  * as one bundle, build/admin-cli.mjs, made by esbuild from src/ whenever src/ or the lock file
  * changed since it was made (their SHA-256 is kept beside it), so a call costs about half a
  * second on top of npm's own. Plugins and migrations are still read from their folders at run
- * time (src/modules.ts compiles a .ts one in memory with esbuild). Plain JavaScript:
+ * time (src/common/modules.ts compiles a .ts one in memory with esbuild). Plain JavaScript:
  * it must start without tsx. Production runs the compiled `node dist/src/cli/admin.js` instead.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { inputsHash } from './inputs-hash.mjs';
 
 const root = join(import.meta.dirname, '..');
 const entry = join(root, 'src', 'cli', 'admin.ts');
-// In build/, one folder below the checkout, as src/config.ts is: its ROOT_DIR stays the checkout.
+// In build/, under the checkout: src/common/config.ts finds the checkout (ROOT_DIR) above it.
 const bundle = join(root, 'build', 'admin-cli.mjs');
 const stampFile = `${bundle}.inputs-sha256`;
 

@@ -1,9 +1,9 @@
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './common/config.js';
 import { createDeps, type Deps, type DepsOverrides } from './deps.js';
 import { migrateCreating } from './db/create.js';
 import { servedPaths } from './api/public.js';
 import { loadRegistry, type Registry } from './kernel/registry.js';
-import { StartupError } from './startup.js';
+import { StartupError } from './common/errors.js';
 import { refuseUnopenable } from './secrets/stored.js';
 
 /** The plugins of a folder, none of them at a path the service serves itself. */

@@ -1,21 +1,15 @@
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import type { Knex } from 'knex';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import type { Config } from './config.js';
+import type { Config } from './common/config.js';
 import { createDb } from './db/connect.js';
 import { createReads, type Reads } from './db/reads.js';
 import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
 import { createNotifier, type Notifier } from './events/notify.js';
+import { systemClock, type Clock } from './common/clock.js';
 import type { Keyring } from './secrets/keyring.js';
 import { loadKeyring } from './secrets/load.js';
-
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-}
-
-export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
 
 export interface Deps {
   readonly config: Config;

@@ -1,13 +1,6 @@
-import { ConfigError } from './config.js';
+import { ConfigError } from './common/config.js';
 import { PluginLoadError } from './kernel/registry.js';
-
-/** What stops an entry point before it serves: said in one line, without a stack trace. */
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StartupError';
-  }
-}
+import { StartupError } from './common/errors.js';
 
 /** The one line an operator reads for a refusal at start-up; undefined for a bug. */
 function startupMessage(err: unknown): string | undefined {

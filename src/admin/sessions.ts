@@ -4,11 +4,11 @@ import { recordAudit } from '../audit/log.js';
 import { hashToken } from '../auth/tokens.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { actorOfUser, type SessionContext } from '../kernel/route.js';
 import { dummyHash, verifyPassword } from './passwords.js';
 import { normalizeEmail, type Role } from './users.js';
-import { count } from '../words.js';
+import { count } from '../common/words.js';
 
 export const SESSION_COOKIE = 'ws_session';
 /** A session ends after this long without a request... */
@@ -142,4 +142,13 @@ export async function sweepSessions(db: Knex, now: number): Promise<number> {
   const sessions = await db('sessions').where('last_seen_at', '<', now - IDLE_MS).orWhere('created_at', '<', now - ABSOLUTE_MS).delete();
   const failures = await db('sign_in_failures').where('at', '<', now - FAILURE_WINDOW_MS).delete();
   return sessions + failures;
+}
+
+/** A cookie's value from a Cookie header ('' when absent). */
+export function cookieValue(header: string | undefined, name: string): string {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return '';
 }

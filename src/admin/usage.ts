@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { asNumber } from '../db/decode.js';
 import { isMysql, isUnavailable } from '../db/dialect.js';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../common/clock.js';
 import { iso } from '../db/iso.js';
 
 export const HOUR_MS = 60 * 60 * 1000;

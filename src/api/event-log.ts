@@ -1,12 +1,12 @@
 import { eventCatalog } from '../events/catalog.js';
 import { eventLogPage, findEvent } from '../events/log.js';
 import { matches, patternErrors } from '../events/patterns.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import type { Registry } from '../kernel/registry.js';
 import { caller, type Route, type RouteInput } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
-import { count } from '../words.js';
+import { count } from '../common/words.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
 

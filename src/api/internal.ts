@@ -1,13 +1,12 @@
 import { dummyHash } from '../admin/passwords.js';
-import { ABSOLUTE_MS, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
+import { ABSOLUTE_MS, cookieValue, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
 import { HOUR_MS, listUsage } from '../admin/usage.js';
 import { workspaceSummary } from '../admin/workspaces.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { AUDIT_ACTIONS, listAudit } from '../audit/log.js';
 import { createKey, findPlan, KEY_CREATE_SCHEMA, keyView, listKeyPage, revokeKey } from '../auth/keys.js';
 import { effectiveScopes, type Plan } from '../auth/plans.js';
 import { scopeCatalog } from '../auth/scopes.js';
-import { cookieValue } from '../http/middleware/session.js';
 import type { Registry } from '../kernel/registry.js';
 import { headerOf, signedIn, who, type Api, type Route, type RouteInput } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';

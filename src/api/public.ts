@@ -1,4 +1,4 @@
-import { DEFAULT_RETENTION_DAYS } from '../config.js';
+import { DEFAULT_RETENTION_DAYS } from '../common/config.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';
 import { eventLogRoutes } from './event-log.js';

@@ -13,8 +13,8 @@ import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { pascal } from '../openapi/resources.js';
-import { a } from '../words.js';
-import { JSON_TYPES } from '../wire.js';
+import { a } from '../common/words.js';
+import { JSON_TYPES } from '../common/wire.js';
 
 function machineText(resource: CompiledResource): string {
   const state = resource.def.state;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId } from '../ids.js';
+import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
 import type { Actor, AuditContext } from '../kernel/route.js';

@@ -4,11 +4,11 @@ import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '.
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { migrate } from '../boot.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../common/config.js';
 import { loadRegistry } from '../kernel/registry.js';
 import { createUser, disableUser, listUsers, resetPassword } from '../admin/users.js';
 import { listWorkspaces, setPlan } from '../admin/workspaces.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { createDeps, createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';

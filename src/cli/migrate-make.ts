@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadPlugins } from '../boot.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../common/config.js';
 import { createDb } from '../db/connect.js';
 import { migrateCreating } from '../db/create.js';
 import { migrationName, migrationText, summary } from '../kernel/migration-text.js';
 import { planTable } from '../kernel/table-plan.js';
 import { loadKeyring } from '../secrets/load.js';
-import { runMain, StartupError } from '../startup.js';
+import { runMain } from '../startup.js';
+import { StartupError } from '../common/errors.js';
 
 /**
  * `npm run migrate:make`: compares the plugins' declarations with the database DATABASE_URL

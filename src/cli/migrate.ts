@@ -1,10 +1,11 @@
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../common/config.js';
 import { createDb } from '../db/connect.js';
 import { migrateCreating } from '../db/create.js';
 import { rollbackLast } from '../db/migrate.js';
 import { loadKeyring } from '../secrets/load.js';
 import { refuseUnopenable } from '../secrets/stored.js';
-import { runMain, StartupError } from '../startup.js';
+import { runMain } from '../startup.js';
+import { StartupError } from '../common/errors.js';
 
 const USAGE = `Usage:
   npm run migrate                 apply every pending migration (creating a MySQL database that does not exist yet)

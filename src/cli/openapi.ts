@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, DAY_MS, loadConfig } from '../config.js';
+import { ConfigError, DAY_MS, loadConfig } from '../common/config.js';
 import { internalApi } from '../api/internal.js';
 import { publicApi } from '../api/public.js';
 import { loadPlugins } from '../boot.js';

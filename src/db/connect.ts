@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from '../common/config.js';
 
 /** Statements one SQLite connection keeps prepared (texts beyond are prepared as they come). */
 const KEPT_STATEMENTS = 500;

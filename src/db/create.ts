@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
-import type { DatabaseConfig } from '../config.js';
-import { StartupError } from '../startup.js';
+import type { DatabaseConfig } from '../common/config.js';
+import { StartupError } from '../common/errors.js';
 import { migrateLatest, type MigrationParams } from './migrate.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { CommitOutcomeUnknown } from '../errors.js';
+import { CommitOutcomeUnknown } from '../common/errors.js';
 
 /** The few places where MySQL and SQLite report the same thing differently. */
 

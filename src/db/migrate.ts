@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { importFile } from '../modules.js';
+import { importFile } from '../common/modules.js';
 import type { Keyring } from '../secrets/keyring.js';
 
 interface MigrationFile {

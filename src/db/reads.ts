@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig } from '../common/config.js';
 import { mysqlCall, withConnection, type MysqlConnection } from './driver.js';
 
 /**

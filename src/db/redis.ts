@@ -1,5 +1,6 @@
 import { createClient, createCluster } from 'redis';
 import type { Logger } from 'pino';
+import { clusterNodes } from '../common/config.js';
 
 /**
  * What the service asks of Redis: a single node and a Redis Cluster both answer it. Keys a
@@ -16,23 +17,6 @@ export interface RedisClient {
   set(key: string, value: string, options: { EX: number }): Promise<unknown>;
   publish(channel: string, message: string): Promise<unknown>;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
-}
-
-/** `redis-cluster://[user:pass@]host:port[,host:port...]` (`rediss-cluster:` for TLS) names a cluster by some of its nodes. */
-export const CLUSTER_URL = /^(rediss?)-cluster:\/\/(?:([^@/]*)@)?([^/@?#]+)\/?$/;
-
-/** The seed nodes of a cluster URL, each as a plain node URL; undefined for a single node's URL. */
-export function clusterNodes(url: string): { nodes: string[]; username?: string; password?: string; tls: boolean } | undefined {
-  const match = CLUSTER_URL.exec(url);
-  if (!match) return undefined;
-  const [, scheme, credentials, hosts] = match;
-  const [username, password] = (credentials ?? '').split(':').map((part) => decodeURIComponent(part));
-  return {
-    nodes: hosts!.split(',').map((host) => `${scheme}://${host.trim()}`),
-    ...(username ? { username } : {}),
-    ...(password ? { password } : {}),
-    tls: scheme === 'rediss',
-  };
 }
 
 const SOCKET = { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) };

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId } from '../ids.js';
+import { newId } from '../common/ids.js';
 import type { JsonSchema, Row } from '../kernel/define.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
 

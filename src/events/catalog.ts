@@ -1,5 +1,5 @@
 import type { Registry } from '../kernel/registry.js';
-import { A } from '../words.js';
+import { A } from '../common/words.js';
 
 export interface EventInfo {
   name: string;

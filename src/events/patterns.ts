@@ -1,4 +1,4 @@
-import type { ErrorItem } from '../errors.js';
+import type { ErrorItem } from '../common/errors.js';
 import type { EventInfo } from './catalog.js';
 
 /**

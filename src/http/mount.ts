@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { ApiDeps, Api, Route } from '../kernel/route.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { createQueryAjv, createSchemaAjv } from '../kernel/ajv.js';
 import type { Registry } from '../kernel/registry.js';
 import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';

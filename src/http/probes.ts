@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Config } from '../config.js';
+import type { Config } from '../common/config.js';
 import { pendingMigrations } from '../db/migrate.js';
 import type { Redis } from '../db/redis.js';
 import type { Ctx } from './middleware/context.js';

@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import type { HttpLimits } from '../config.js';
-import { ApiError, toProblem, type ErrorCode } from '../errors.js';
+import type { HttpLimits } from '../common/config.js';
+import { ApiError, toProblem, type ErrorCode } from '../common/errors.js';
 import { guardConnections } from './connections.js';
 
 /** How often node:http checks the request and header timeouts (its default, 30 s, would let a slow client stay that much longer). */

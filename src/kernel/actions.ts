@@ -1,5 +1,5 @@
 import { writeTransaction } from '../db/tx.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { compileOnUse, createSchemaAjv } from './ajv.js';
 import type { ValidateFunction } from 'ajv';
 import type { Row } from './define.js';

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 
 /** The position after the last row of a page: its sort value and id, bound to a resource and a sort. */
 export interface Cursor {

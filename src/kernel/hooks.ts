@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import type { HookContext, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
 import type { Tx } from '../db/tx.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import { deleteAtMostStatement, insertStatement, values } from './statements.js';
 
 /** How long the first answer to a POST is remembered (API.md section 6). */

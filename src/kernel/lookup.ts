@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Tx } from '../db/tx.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../common/errors.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 import { lockedObjectStatement } from './statements.js';

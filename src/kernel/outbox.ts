@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Tx } from '../db/tx.js';
-import { newId } from '../ids.js';
+import { newId } from '../common/ids.js';
 import type { Change, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 import { iso } from '../db/iso.js';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Tx } from '../db/tx.js';
-import { ApiError, type ErrorItem } from '../errors.js';
+import { ApiError, type ErrorItem } from '../common/errors.js';
 import type { Row } from './define.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { referenceStatement } from './statements.js';

@@ -5,7 +5,7 @@ import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resou
 import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
 import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
-import { importFile } from '../modules.js';
+import { importFile } from '../common/modules.js';
 
 export interface CompiledResource {
   readonly def: Resource;

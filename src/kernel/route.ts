@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js';
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from './define.js';
 
 /** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */

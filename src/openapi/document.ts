@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT_DIR } from '../config.js';
-import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../wire.js';
+import { ROOT_DIR } from '../common/config.js';
+import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../common/wire.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import type { Api } from '../kernel/route.js';

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from '../kernel/define.js';
 import type { Api, Route } from '../kernel/route.js';
 import { AUTHENTICATED_ERRORS, SESSION_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';

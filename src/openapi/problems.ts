@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from '../errors.js';
+import { ERROR_CODES, type ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from '../kernel/define.js';
 
 /**

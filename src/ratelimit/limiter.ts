@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Redis } from '../db/redis.js';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../common/clock.js';
 import { MemoryWindowStore } from './memory-store.js';
 import { RedisWindowStore } from './redis-store.js';
 import type { HitOptions, WindowResult, WindowStore } from './window.js';

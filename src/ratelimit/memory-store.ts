@@ -1,4 +1,4 @@
-import type { Clock } from '../deps.js';
+import type { Clock } from '../common/clock.js';
 import { WINDOW_MS, type HitOptions, type WindowResult, type WindowStore } from './window.js';
 
 /** Admission times of one key, oldest first; `head` skips the ones that left the window. */

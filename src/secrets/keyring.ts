@@ -39,13 +39,6 @@ export function newKey(): string {
   return randomBytes(32).toString('base64');
 }
 
-/** 32 bytes from base64, or undefined for anything else. */
-export function decodeKey(text: string): Buffer | undefined {
-  const trimmed = text.trim();
-  if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) return undefined;
-  return Buffer.from(trimmed, 'base64');
-}
-
 export function createKeyring(keys: readonly Buffer[]): Keyring {
   if (keys.length === 0) throw new Error('a keyring needs at least one key');
   const byId = new Map(keys.map((key) => [keyId(key), key] as const));

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, type Config } from '../config.js';
-import { createKeyring, decodeKey, newKey, type Keyring } from './keyring.js';
+import { ConfigError, decodeKey, type Config } from '../common/config.js';
+import { createKeyring, newKey, type Keyring } from './keyring.js';
 
 /** The embedded default's key file, beside its database. */
 export function keyFileOf(config: Config): string | undefined {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { Config } from '../config.js';
-import { StartupError } from '../startup.js';
+import type { Config } from '../common/config.js';
+import { StartupError } from '../common/errors.js';
 import type { Keyring } from './keyring.js';
 import { keyFileOf } from './load.js';
 

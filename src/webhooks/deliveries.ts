@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
-import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
+import { ApiError } from '../common/errors.js';
+import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
 import { toSubscription, type SubscriptionRow } from './subscriptions.js';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { Agent, request } from 'undici';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../common/clock.js';
 import { retryAfterMs } from './schedule.js';
 import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';

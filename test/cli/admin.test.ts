@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';
 import { admin, outcomeOf } from '../helpers/processes.js';

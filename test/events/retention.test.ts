@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DAY_MS } from '../../src/config.js';
+import { DAY_MS } from '../../src/common/config.js';
 import { sweepRetention } from '../../src/events/retention.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { migrateLatest } from '../../src/db/migrate.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knex from 'knex';
 import { createClient } from 'redis';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { migrateLatest } from '../../src/db/migrate.js';
 import { newKey } from '../../src/secrets/keyring.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from './app.js';
 import { backend } from './backend.js';
 

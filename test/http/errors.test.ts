@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { insertSamples } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { backend } from '../helpers/backend.js';

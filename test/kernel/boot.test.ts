@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { loadPlugins } from '../../src/boot.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
 import { isolatedDatabase } from '../helpers/backend.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { loadConfig, ROOT_DIR } from '../../src/config.js';
+import { loadConfig, ROOT_DIR } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher, contractOf } from '../helpers/contract.js';

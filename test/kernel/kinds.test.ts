@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { addColumn } from '../../src/db/tables.js';
 import { backend } from '../helpers/backend.js';

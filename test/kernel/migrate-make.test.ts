@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { admin, run, startServer } from '../helpers/processes.js';

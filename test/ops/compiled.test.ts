@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { freePort, outcomeOf, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import knex from 'knex';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { outcomeOf, run, type RunResult } from '../helpers/processes.js';
 

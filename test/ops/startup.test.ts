@@ -5,7 +5,7 @@ import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { backend } from '../helpers/backend.js';
 import { spawn } from 'node:child_process';
-import { ROOT_DIR } from '../../src/config.js';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from '../helpers/app.js';
 import { run, startServer } from '../helpers/processes.js';
 

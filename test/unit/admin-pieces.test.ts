@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { generatePassword, hashPassword, verifyPassword } from '../../src/admin/passwords.js';
-import { cookieValue } from '../../src/http/middleware/session.js';
+import { cookieValue } from '../../src/admin/sessions.js';
 
 describe('passwords', () => {
   it('hashes with scrypt and a random salt, verifies the right password only, and never stores it', async () => {

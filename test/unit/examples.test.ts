@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { publicApi } from '../../src/api/public.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/common/config.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { createSchemaAjv } from '../../src/kernel/ajv.js';
 import { loadRegistry } from '../../src/kernel/registry.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import ipaddr from 'ipaddr.js';
-import { importCompiled } from '../../src/modules.js';
+import { importCompiled } from '../../src/common/modules.js';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures', 'compiled');
 

@@ -1,7 +1,7 @@
 // Pure pieces of operating the service: the keyring of SECRET_KEYS and the Redis Cluster URL.
 import { expect } from 'chai';
-import { clusterNodes } from '../../src/db/redis.js';
-import { createKeyring, decodeKey, keyId, newKey, SealError } from '../../src/secrets/keyring.js';
+import { clusterNodes, decodeKey } from '../../src/common/config.js';
+import { createKeyring, keyId, newKey, SealError } from '../../src/secrets/keyring.js';
 
 describe('the keyring of SECRET_KEYS (AES-256-GCM)', () => {
   const [a, b] = [decodeKey(newKey())!, decodeKey(newKey())!];

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { base36, newId } from '../../src/ids.js';
+import { base36, newId } from '../../src/common/ids.js';
 import knex from 'knex';
-import { loadConfig } from '../../src/config.js';
-import { ApiError } from '../../src/errors.js';
+import { loadConfig } from '../../src/common/config.js';
+import { ApiError } from '../../src/common/errors.js';
 import { matches, patternErrors } from '../../src/events/patterns.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { decodeCursor, encodeCursor } from '../../src/kernel/cursor.js';
@@ -15,7 +15,7 @@ import { createStatement, deleteStatement, insertStatement, lockedObjectStatemen
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
 import { describeRange, forbiddenRange } from '../../src/webhooks/ssrf.js';
-import { a, A, count } from '../../src/words.js';
+import { a, A, count } from '../../src/common/words.js';
 
 /** The pure pieces, without a database or a server: `npm run test:unit` runs them in about a second. */
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/common/config.js';
 import { publicApi } from '../../src/api/public.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
 import type { Api } from '../../src/kernel/route.js';

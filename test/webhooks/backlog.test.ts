@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newId } from '../../src/ids.js';
+import { newId } from '../../src/common/ids.js';
 import { newDelivery } from '../../src/webhooks/deliveries.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { isolatedDatabase } from '../helpers/backend.js';

@@ -1,6 +1,6 @@
 import type { KeyLookup } from '../../auth/lookup.js';
 import { looksLikeToken } from '../../auth/tokens.js';
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../common/errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from './context.js';
 

@@ -1,7 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { ApiError, type ErrorItem } from '../../errors.js';
-import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES } from '../../wire.js';
+import { ApiError, type ErrorItem } from '../../common/errors.js';
+import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES } from '../../common/wire.js';
 import type { Ctx } from './context.js';
 import { formatMessage, patternMessage, typeMessage } from './messages.js';
 

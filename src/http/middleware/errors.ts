@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { isUnavailable } from '../../db/dialect.js';
-import { ApiError, CommitOutcomeUnknown, outcomeUnknown, toProblem } from '../../errors.js';
+import { ApiError, CommitOutcomeUnknown, outcomeUnknown, toProblem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 
 /**

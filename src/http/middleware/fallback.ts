@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { ApiError, type ErrorItem } from '../../errors.js';
+import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { formatMessage, patternMessage } from './messages.js';
 

@@ -1,10 +1,10 @@
 import { revocationMarker } from '../../auth/revocation.js';
-import type { Clock } from '../../deps.js';
-import { ApiError } from '../../errors.js';
+import type { Clock } from '../../common/clock.js';
+import { ApiError } from '../../common/errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from './context.js';
 import { invalidToken } from './authenticate.js';
-import { count } from '../../words.js';
+import { count } from '../../common/words.js';
 
 export interface RateLimitOptions {
   store: WindowStore;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SANE_REQUEST_ID } from '../../wire.js';
+import { SANE_REQUEST_ID } from '../../common/wire.js';
 import type { Ctx } from './context.js';
 
 

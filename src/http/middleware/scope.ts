@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../common/errors.js';
 import { authOf, type Ctx } from './context.js';
 
 /** RFC 6750: the answer names the scope the key lacks. */

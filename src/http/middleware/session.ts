@@ -1,19 +1,10 @@
 import type { Knex } from 'knex';
-import { findSession, SESSION_COOKIE } from '../../admin/sessions.js';
-import type { Clock } from '../../deps.js';
-import { ApiError } from '../../errors.js';
+import { cookieValue, findSession, SESSION_COOKIE } from '../../admin/sessions.js';
+import type { Clock } from '../../common/clock.js';
+import { ApiError } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 
 const UNSAFE = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
-
-/** A cookie's value from a Cookie header ('' when absent). */
-export function cookieValue(header: string | undefined, name: string): string {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return '';
-}
 
 /**
  * Cross-site request forgery: a change to the administration area must come from a page of the

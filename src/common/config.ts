@@ -1,7 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clusterNodes } from './db/redis.js';
-import { decodeKey } from './secrets/keyring.js';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
@@ -32,7 +31,49 @@ export class ConfigError extends Error {
   }
 }
 
-export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/* Parsing of settings that name Redis nodes and sealing keys: other folders read them from here. */
+
+/** `redis-cluster://[user:pass@]host:port[,host:port...]` (`rediss-cluster:` for TLS) names a cluster by some of its nodes. */
+export const CLUSTER_URL = /^(rediss?)-cluster:\/\/(?:([^@/]*)@)?([^/@?#]+)\/?$/;
+
+/** The seed nodes of a cluster URL, each as a plain node URL; undefined for a single node's URL. */
+export function clusterNodes(url: string): { nodes: string[]; username?: string; password?: string; tls: boolean } | undefined {
+  const match = CLUSTER_URL.exec(url);
+  if (!match) return undefined;
+  const [, scheme, credentials, hosts] = match;
+  const [username, password] = (credentials ?? '').split(':').map((part) => decodeURIComponent(part));
+  return {
+    nodes: hosts!.split(',').map((host) => `${scheme}://${host.trim()}`),
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+    tls: scheme === 'rediss',
+  };
+}
+
+/** 32 bytes from base64, or undefined for anything else. */
+export function decodeKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(trimmed)) return undefined;
+  return Buffer.from(trimmed, 'base64');
+}
+
+/**
+ * The checkout (or dist/ once built): the nearest folder above this module whose package.json
+ * is this package's. Found, not counted in `..`s: the same file runs from src/common/, from
+ * dist/src/common/ and bundled into build/admin-cli.mjs.
+ */
+export const ROOT_DIR = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    try {
+      if ((JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'workspace-api') return dir;
+    } catch {
+      // No package.json here (or not one that parses): look further up.
+    }
+    if (path.dirname(dir) === dir) return path.resolve(from, '..', '..');
+  }
+}
 
 const DEFAULT_RETRY_DELAYS = [5, 300, 1800, 7200, 18000, 36000, 36000];
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

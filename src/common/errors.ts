@@ -115,3 +115,11 @@ export function outcomeUnknown(withIdempotencyKey: boolean): ApiError {
     : 'Check whether it was made before retrying a POST (a PATCH or DELETE may simply be repeated); send an Idempotency-Key with every POST so that a retry is always safe.';
   return new ApiError('unavailable', `The connection to the database was lost while the change was being committed, so whether it was made is unknown. ${next}`, { headers: { 'Retry-After': '5' } });
 }
+
+/** What stops an entry point before it serves: said in one line, without a stack trace. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartupError';
+  }
+}

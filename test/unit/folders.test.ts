@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+
+const SRC = path.join(import.meta.dirname, '..', '..', 'src');
+
+/** Every .ts file under src/. */
+function sourceFiles(dir = SRC): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+}
+
+/** A file's folder under src/; the files at the root of src/ are one folder of their own. */
+const folderOf = (file: string) => {
+  const relative = path.relative(SRC, file);
+  return relative.includes(path.sep) ? relative.split(path.sep)[0]! : '(root of src)';
+};
+
+/** The relative modules a file imports (or re-exports) for their values: `import type` and all-type lists left out. */
+export function valueImports(text: string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+'(\.{1,2}\/[^']+)'/gms)) {
+    if (m[1]) continue;
+    const list = /\{([^}]*)\}/.exec(m[2] ?? '');
+    const named = list ? list[1]!.split(',').map((s) => s.trim()).filter(Boolean) : [];
+    const onlyTypes = list !== null && !/^[\w$]+\s*,/.test(m[2] ?? '') && named.length > 0 && named.every((n) => n.startsWith('type '));
+    if (!onlyTypes) found.push(m[3]!);
+  }
+  for (const m of text.matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/g)) found.push(m[1]!);
+  return found;
+}
+
+/** Folder -> folder edges of value imports, each with one file-level example. */
+function folderGraph(): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const file of sourceFiles()) {
+    for (const spec of valueImports(fs.readFileSync(file, 'utf8'))) {
+      const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+      const [from, to] = [folderOf(file), folderOf(target)];
+      if (from === to) continue;
+      if (!graph.has(from)) graph.set(from, new Map());
+      if (!graph.get(from)!.has(to)) graph.get(from)!.set(to, `${path.relative(SRC, file)} imports ${path.relative(SRC, target)}`);
+    }
+  }
+  return graph;
+}
+
+/** The graph's cycles, as strongly connected components of more than one folder (Tarjan). */
+function cycles(graph: Map<string, Map<string, string>>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+describe('folders of src/ import one way', () => {
+  it('reads value imports and leaves type-only ones out', () => {
+    const text = [
+      "import type { A } from './a.js';",
+      "import { type B, type C } from './b.js';",
+      "import { d, type E } from './d.js';",
+      "import f, { type G } from './f.js';",
+      "export { h } from './h.js';",
+      "export type { I } from './i.js';",
+      "const j = await import('./j.js');",
+    ].join('\n');
+    expect(valueImports(text)).to.deep.equal(['./d.js', './f.js', './h.js', './j.js']);
+  });
+
+  it('has no cycle between folders (the files at the root of src/ count as one folder)', () => {
+    const graph = folderGraph();
+    const found = cycles(graph).map((component) => {
+      const edges = component.flatMap((a) => component.filter((b) => graph.get(a)?.has(b)).map((b) => `  ${a} -> ${b} (${graph.get(a)!.get(b)})`));
+      return `${component.join(', ')}:\n${edges.join('\n')}`;
+    });
+    expect(found, `folder cycles:\n${found.join('\n')}`).to.deep.equal([]);
+    expect(graph.size, 'the walk found the folders').to.be.greaterThan(5);
+  });
+});
