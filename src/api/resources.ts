@@ -38,7 +38,7 @@ function extend(own: Handler | undefined, generated: Handle): Handle {
 }
 
 /** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
-function routesOf(registry: Registry, resource: CompiledResource): Route[] {
+function routesOf(registry: Registry, resource: CompiledResource, base: string): Route[] {
   const { def } = resource;
   const name = pascal(def.name);
   const plural = pascal(def.path);
@@ -76,7 +76,7 @@ function routesOf(registry: Registry, resource: CompiledResource): Route[] {
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
       handle: extend(own.create, async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-        const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent);
+        const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`);
         return {
           status: answer.status,
           text: answer.body,
@@ -158,7 +158,7 @@ function actionRoutes(registry: Registry, resource: CompiledResource): Route[] {
   }));
 }
 
-/** Every plugin's routes, in plugin order. */
-export function resourceRoutes(registry: Registry): Route[] {
-  return registry.resources.flatMap((resource) => [...routesOf(registry, resource), ...actionRoutes(registry, resource)]);
+/** Every plugin's routes, in plugin order; `base` is where the API lives (a new object's Location). */
+export function resourceRoutes(registry: Registry, base: string): Route[] {
+  return registry.resources.flatMap((resource) => [...routesOf(registry, resource, base), ...actionRoutes(registry, resource)]);
 }

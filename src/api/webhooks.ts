@@ -29,7 +29,10 @@ export interface WebhookDoor {
 }
 
 /** The public door: every route behind the webhooks:manage scope. */
-export const PUBLIC_WEBHOOKS: WebhookDoor = { base: '/v1', read: WEBHOOKS_SCOPE, change: WEBHOOKS_SCOPE, refused: 'insufficient_scope' };
+/** Where the public API lives. */
+export const PUBLIC_BASE = '/v1';
+
+export const PUBLIC_WEBHOOKS: WebhookDoor = { base: PUBLIC_BASE, read: WEBHOOKS_SCOPE, change: WEBHOOKS_SCOPE, refused: 'insufficient_scope' };
 
 /**
  * The subscription API (API.md section 8): one set of routes over one set of services, mounted

@@ -34,12 +34,12 @@ export interface Created {
 }
 
 /**
- * Creates an object: 201 with it and its Location. The row, its events and (with an
+ * Creates an object: 201 with it and its Location (`locationOf` its id, as the API serving it writes it). The row, its events and (with an
  * Idempotency-Key) the answer commit together; a concurrent request with the same key replays
  * this answer. If the connection is lost at COMMIT, a new connection tells whether the row
  * (whose id is ours) was written.
  */
-export async function createObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined): Promise<Created> {
+export async function createObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined, locationOf: (id: string) => string): Promise<Created> {
   const { def } = resource;
   const { db, clock, notifier } = deps;
   checkInitialState(resource, body);
@@ -53,7 +53,7 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
 
   const row = newRow(resource, workspaceId, body, now);
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
-  const answerFor = (object: Row): Answer => ({ status: 201, location: `/v1${def.path}/${String(row.id)}`, body: JSON.stringify(object) });
+  const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(object) });
   // Without hooks (the hot path) the object is known before the transaction; with them, inside it.
   const plain = hooked ? undefined : toObject(resource, row);
   let answer = plain && answerFor(plain);
