@@ -5,7 +5,7 @@ import { hashToken } from '../auth/tokens.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../common/errors.js';
-import { actorOfUser, type SessionContext } from '../kernel/route.js';
+import { actorOfUser, type SessionContext } from '../common/who.js';
 import { dummyHash, verifyPassword } from './passwords.js';
 import { normalizeEmail, type Role } from './users.js';
 import { count } from '../common/words.js';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { OPERATOR, recordAudit } from '../audit/log.js';
-import type { AuditContext } from '../kernel/route.js';
+import type { AuditContext } from '../common/who.js';
 import { findPlan, RefusedError } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';

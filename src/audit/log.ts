@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
-import type { Actor, AuditContext } from '../kernel/route.js';
+import type { Actor, AuditContext } from '../common/who.js';
 
 /** The operator at a shell (`npm run admin`). */
 export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, label: 'admin command' }, ip: null };

@@ -7,7 +7,7 @@ import { newId } from '../common/ids.js';
 import { compileOnUse, createSchemaAjv } from '../kernel/ajv.js';
 import { iso } from '../db/iso.js';
 import { OPERATOR, recordAudit } from '../audit/log.js';
-import type { Actor, AuditContext } from '../kernel/route.js';
+import type { Actor, AuditContext } from '../common/who.js';
 import { ApiError } from '../common/errors.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { markRevoked, type Propagation } from './revocation.js';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
-import type { AuthContext } from '../kernel/route.js';
+import type { AuthContext } from '../common/who.js';
 import { effectiveScopes, type ApiAccess } from './plans.js';
 import { hashToken } from './tokens.js';
 

@@ -1,34 +1,7 @@
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from './define.js';
-
-/** Who made a change: a person signed in, an API key, an operator's command, or the service itself. */
-export interface Actor {
-  type: 'user' | 'api_key' | 'operator' | 'system';
-  id: string | null;
-  label: string;
-}
-
-/** The actor and the client address of a change: what every audited operation is given (audit/log.ts). */
-export interface AuditContext {
-  actor: Actor;
-  ip: string | null;
-}
-
-/** Who is calling: the key, its workspace, and the scopes it may use now. */
-export interface AuthContext {
-  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number };
-  workspace: { id: string; name: string; plan: string };
-  /** The key's scopes that its workspace's plan allows now. */
-  scopes: ReadonlySet<string>;
-}
-
-/** Who is signed in to the administration area: the person, their workspace, and the session (by its hash). */
-export interface SessionContext {
-  user: { id: string; email: string; name: string; role: 'admin' | 'viewer' };
-  workspace: { id: string; name: string; plan: string };
-  sessionHash: string;
-}
+import { actorOfUser, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
 
 /** The key's rate-limit window after this request. */
 export interface RateLimitState {
@@ -148,14 +121,6 @@ export function caller(input: RouteInput): AuthContext {
   if (!input.auth) throw new Error('route reached without authentication');
   return input.auth;
 }
-
-/** The workspace acting, the actor to audit, and the client's address: the same for both doors. */
-export interface Who extends AuditContext {
-  workspace: { id: string; name: string; plan: string };
-}
-
-/** A signed-in person as the audit log names them. */
-export const actorOfUser = (user: SessionContext['user']): Actor => ({ type: 'user', id: user.id, label: user.email });
 
 export function who(input: RouteInput): Who {
   if (input.session) {

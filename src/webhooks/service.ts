@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Keyring } from '../secrets/keyring.js';
-import type { Who } from '../kernel/route.js';
+import type { Who } from '../common/who.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import type { Config } from '../common/config.js';

@@ -10,7 +10,7 @@ import { iso } from '../db/iso.js';
 import { newSecret } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
 import { recordAudit } from '../audit/log.js';
-import type { AuditContext } from '../kernel/route.js';
+import type { AuditContext } from '../common/who.js';
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;

@@ -1,5 +1,6 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
-import type { AuthContext, RateLimitState, SessionContext } from '../../kernel/route.js';
+import type { RateLimitState } from '../../kernel/route.js';
+import type { AuthContext, SessionContext } from '../../common/who.js';
 
 export type { AuthContext, RateLimitState };
 
