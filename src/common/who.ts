@@ -38,3 +38,9 @@ export interface SessionContext {
 
 /** A signed-in person as the audit log names them. */
 export const actorOfUser = (user: SessionContext['user']): Actor => ({ type: 'user', id: user.id, label: user.email });
+
+/** The authenticated caller: every route of the public API runs behind authentication, so it is there. */
+export function authenticated(auth: AuthContext | undefined): AuthContext {
+  if (!auth) throw new Error('route reached without authentication');
+  return auth;
+}

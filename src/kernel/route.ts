@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from './define.js';
-import { actorOfUser, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
+import { actorOfUser, authenticated, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
 
 /** The key's rate-limit window after this request. */
 export interface RateLimitState {
@@ -118,8 +118,7 @@ export interface Api {
 
 /** The caller of an authenticated route (mount() lets none through without one). */
 export function caller(input: RouteInput): AuthContext {
-  if (!input.auth) throw new Error('route reached without authentication');
-  return input.auth;
+  return authenticated(input.auth);
 }
 
 export function who(input: RouteInput): Who {

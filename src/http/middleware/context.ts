@@ -19,10 +19,3 @@ export interface AppState {
 
 export type AppContext = DefaultContext;
 export type Ctx = ParameterizedContext<AppState, AppContext>;
-
-/** The authenticated caller; every route runs behind authentication, so it is always there. */
-export function authOf(ctx: Ctx): AuthContext {
-  const auth = ctx.state.auth;
-  if (!auth) throw new Error('route reached without authentication');
-  return auth;
-}
