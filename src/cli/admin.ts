@@ -14,19 +14,6 @@ import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
 import { resealAll } from '../secrets/stored.js';
 
-const USAGE = `Usage:
-  npm run admin -- workspace create --name NAME --plan PLAN [--json]
-  npm run admin -- workspace list [--json]
-  npm run admin -- workspace set-plan WS_ID PLAN [--json]
-  npm run admin -- key create --workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--json]
-  npm run admin -- key list --workspace WS_ID [--json]
-  npm run admin -- key revoke KEY_ID [--json]
-  npm run admin -- user create --workspace WS_ID --email E [--name N] [--role admin|viewer] [--json]
-  npm run admin -- user list --workspace WS_ID [--json]
-  npm run admin -- user reset-password USER_ID [--json]
-  npm run admin -- user disable USER_ID [--json]
-  npm run admin -- secrets re-encrypt [--json]`;
-
 class UsageError extends Error {}
 
 function required(value: string | undefined, flag: string): string {
@@ -39,6 +26,129 @@ function parseRateLimit(raw: string | undefined): number | string | undefined {
   // Anything but a plain integer goes through as text, so validation names the problem.
   return /^-?\d+$/.test(raw) ? Number(raw) : raw;
 }
+
+/** What a command gets: its flags and arguments, the service's pieces, and how to print its result. */
+interface CommandInput {
+  values: Record<string, string | boolean | undefined> & { name?: string; plan?: string; workspace?: string; email?: string; role?: string; scopes?: string; 'rate-limit'?: string };
+  arg: string | undefined;
+  arg2: string | undefined;
+  deps: ReturnType<typeof createDeps>;
+  config: ReturnType<typeof loadConfig>;
+  /** One JSON object with --json, else the text. */
+  print(asJson: unknown, text: string): void;
+}
+
+/** The commands, each said once: the usage text and the dispatch are both read from here. */
+const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promise<void> }> = {
+  'workspace create': {
+    usage: '--name NAME --plan PLAN',
+    async run({ values, deps, print }) {
+      const ws = await createWorkspace(deps.db, { name: required(values.name, 'name'), plan: required(values.plan, 'plan') });
+      print(ws, `created workspace ${ws.id} (${ws.name}, plan ${ws.plan})`);
+    },
+  },
+  'workspace list': {
+    usage: '',
+    async run({ deps, print }) {
+      const workspaces = await listWorkspaces(deps.db);
+      print({ data: workspaces }, workspaces.length === 0 ? 'no workspaces' : workspaces.map((w) => `${w.id}  ${w.plan}  ${w.live_keys} live keys  ${w.users} users  ${w.name}`).join('\n'));
+    },
+  },
+  'workspace set-plan': {
+    usage: 'WS_ID PLAN',
+    async run({ arg, arg2, deps, print }) {
+      if (!arg || !arg2) throw new UsageError('workspace set-plan takes WS_ID and PLAN');
+      const result = await setPlan(deps.db, arg, arg2);
+      print(result, result.previous === result.plan ? `workspace ${result.id} is already on plan ${result.plan}` : `workspace ${result.id}: plan ${result.previous} -> ${result.plan}`);
+    },
+  },
+  'key create': {
+    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N]',
+    async run({ values, deps, config, print }) {
+      const catalog = scopeCatalog(await loadRegistry(config.pluginsDir, { checkSchemas: false })).map((s) => s.name);
+      const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+      const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
+      if (input.rate_limit === undefined) delete input.rate_limit;
+      const key = await createKey(deps.db, catalog, input as Parameters<typeof createKey>[2]);
+      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
+    },
+  },
+  'key list': {
+    usage: '--workspace WS_ID',
+    async run({ values, deps, print }) {
+      const keys = await listKeys(deps.db, required(values.workspace, 'workspace'));
+      print(
+        { data: keys },
+        keys.length === 0
+          ? 'no keys'
+          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'live'}  ${k.scopes.join(' ')}`).join('\n'),
+      );
+    },
+  },
+  'key revoke': {
+    usage: 'KEY_ID',
+    async run({ arg, deps, config, print }) {
+      if (!arg) throw new UsageError('missing KEY_ID');
+      const result = await revokeKey(deps.db, deps.redis, config.redisPrefix, arg);
+      const text = result.already ? `key ${result.id} was already revoked at ${result.revoked_at}` : `revoked key ${result.id}`;
+      if (result.propagation === 'unreachable') {
+        // The revocation is committed, so this is a success; say how the servers will learn of it.
+        console.error(
+          `Redis (REDIS_URL) could not be reached, so the revocation was not announced there. It is committed: ` +
+            `every server refuses the key once its key cache expires (within ${KEY_CACHE_MS / 1000} s), and at once where it has no cache.`,
+        );
+      }
+      print(result, text);
+    },
+  },
+  'user create': {
+    usage: '--workspace WS_ID --email E [--name N] [--role admin|viewer]',
+    async run({ values, deps, print }) {
+      const user = await createUser(deps.db, { workspace: required(values.workspace, 'workspace'), email: required(values.email, 'email'), ...(values.name ? { name: values.name } : {}), ...(values.role ? { role: values.role } : {}) });
+      print(
+        { id: user.id, email: user.email, name: user.name, role: user.role, workspace_id: user.workspace_id, password: user.password },
+        `created user ${user.id} (${user.email}, ${user.role})\n\n  password: ${user.password}\n\nThe password is shown only now; the person signs in at /admin/ with it.`,
+      );
+    },
+  },
+  'user list': {
+    usage: '--workspace WS_ID',
+    async run({ values, deps, print }) {
+      const users = await listUsers(deps.db, required(values.workspace, 'workspace'));
+      print({ data: users }, users.length === 0 ? 'no users' : users.map((u) => `${u.id}  ${u.email}  ${u.role}  ${u.disabled_at ? `disabled ${u.disabled_at}` : 'active'}  ${u.name}`).join('\n'));
+    },
+  },
+  'user reset-password': {
+    usage: 'USER_ID',
+    async run({ arg, deps, print }) {
+      if (!arg) throw new UsageError('missing USER_ID');
+      const result = await resetPassword(deps.db, arg);
+      print(result, `new password for ${result.email} (${result.id}); every session of this user has ended\n\n  password: ${result.password}\n\nThe password is shown only now.`);
+    },
+  },
+  'user disable': {
+    usage: 'USER_ID',
+    async run({ arg, deps, print }) {
+      if (!arg) throw new UsageError('missing USER_ID');
+      const result = await disableUser(deps.db, arg);
+      print(result, result.already ? `user ${result.id} was already disabled at ${result.disabled_at}` : `disabled user ${result.id}; every session of this user has ended`);
+    },
+  },
+  'secrets re-encrypt': {
+    usage: '',
+    async run({ deps, print }) {
+      const rows = await resealAll(deps.db, deps.secrets);
+      print(
+        { reencrypted: rows, key: deps.secrets.newestId },
+        `re-encrypted the webhook secrets of ${rows} subscription${rows === 1 ? '' : 's'} under key ${deps.secrets.newestId} (the first of SECRET_KEYS); every stored secret is now under it, so older keys can leave SECRET_KEYS`,
+      );
+    },
+  },
+};
+
+const USAGE = `Usage:\n${Object.entries(COMMANDS)
+  .map(([name, { usage }]) => `  npm run admin -- ${name}${usage ? ` ${usage}` : ''} [--json]`)
+  .join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
@@ -68,6 +178,12 @@ async function main(argv: string[]): Promise<number> {
     console.error(USAGE);
     return values.help ? 0 : 2;
   }
+  const name = `${noun} ${verb ?? ''}`.trim();
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`unknown command "${name}"\n${USAGE}`);
+    return 2;
+  }
   const json = values.json;
   const print = (asJson: unknown, text: string) => console.log(json ? JSON.stringify(asJson) : text);
 
@@ -77,93 +193,7 @@ async function main(argv: string[]): Promise<number> {
   const deps = createDeps(config, { log: createLogger('warn', pino.destination(2)) });
   try {
     await migrate(deps);
-    const command = `${noun} ${verb ?? ''}`.trim();
-    switch (command) {
-      case 'workspace create': {
-        const ws = await createWorkspace(deps.db, { name: required(values.name, 'name'), plan: required(values.plan, 'plan') });
-        print(ws, `created workspace ${ws.id} (${ws.name}, plan ${ws.plan})`);
-        break;
-      }
-      case 'workspace list': {
-        const workspaces = await listWorkspaces(deps.db);
-        print({ data: workspaces }, workspaces.length === 0 ? 'no workspaces' : workspaces.map((w) => `${w.id}  ${w.plan}  ${w.live_keys} live keys  ${w.users} users  ${w.name}`).join('\n'));
-        break;
-      }
-      case 'workspace set-plan': {
-        if (!arg || !arg2) throw new UsageError('workspace set-plan takes WS_ID and PLAN');
-        const result = await setPlan(deps.db, arg, arg2);
-        print(result, result.previous === result.plan ? `workspace ${result.id} is already on plan ${result.plan}` : `workspace ${result.id}: plan ${result.previous} -> ${result.plan}`);
-        break;
-      }
-      case 'user create': {
-        const user = await createUser(deps.db, { workspace: required(values.workspace, 'workspace'), email: required(values.email, 'email'), ...(values.name ? { name: values.name } : {}), ...(values.role ? { role: values.role } : {}) });
-        print(
-          { id: user.id, email: user.email, name: user.name, role: user.role, workspace_id: user.workspace_id, password: user.password },
-          `created user ${user.id} (${user.email}, ${user.role})\n\n  password: ${user.password}\n\nThe password is shown only now; the person signs in at /admin/ with it.`,
-        );
-        break;
-      }
-      case 'user list': {
-        const users = await listUsers(deps.db, required(values.workspace, 'workspace'));
-        print({ data: users }, users.length === 0 ? 'no users' : users.map((u) => `${u.id}  ${u.email}  ${u.role}  ${u.disabled_at ? `disabled ${u.disabled_at}` : 'active'}  ${u.name}`).join('\n'));
-        break;
-      }
-      case 'user reset-password': {
-        if (!arg) throw new UsageError('missing USER_ID');
-        const result = await resetPassword(deps.db, arg);
-        print(result, `new password for ${result.email} (${result.id}); every session of this user has ended\n\n  password: ${result.password}\n\nThe password is shown only now.`);
-        break;
-      }
-      case 'user disable': {
-        if (!arg) throw new UsageError('missing USER_ID');
-        const result = await disableUser(deps.db, arg);
-        print(result, result.already ? `user ${result.id} was already disabled at ${result.disabled_at}` : `disabled user ${result.id}; every session of this user has ended`);
-        break;
-      }
-      case 'key create': {
-        const catalog = scopeCatalog(await loadRegistry(config.pluginsDir, { checkSchemas: false })).map((s) => s.name);
-        const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
-        const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
-        if (input.rate_limit === undefined) delete input.rate_limit;
-        const key = await createKey(deps.db, catalog, input as Parameters<typeof createKey>[2]);
-        print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
-        break;
-      }
-      case 'key list': {
-        const keys = await listKeys(deps.db, required(values.workspace, 'workspace'));
-        print(
-          { data: keys },
-          keys.length === 0
-            ? 'no keys'
-            : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'live'}  ${k.scopes.join(' ')}`).join('\n'),
-        );
-        break;
-      }
-      case 'key revoke': {
-        if (!arg) throw new UsageError('missing KEY_ID');
-        const result = await revokeKey(deps.db, deps.redis, config.redisPrefix, arg);
-        const text = result.already ? `key ${result.id} was already revoked at ${result.revoked_at}` : `revoked key ${result.id}`;
-        if (result.propagation === 'unreachable') {
-          // The revocation is committed, so this is a success; say how the servers will learn of it.
-          console.error(
-            `Redis (REDIS_URL) could not be reached, so the revocation was not announced there. It is committed: ` +
-              `every server refuses the key once its key cache expires (within ${KEY_CACHE_MS / 1000} s), and at once where it has no cache.`,
-          );
-        }
-        print(result, text);
-        break;
-      }
-      case 'secrets re-encrypt': {
-        const rows = await resealAll(deps.db, deps.secrets);
-        print(
-          { reencrypted: rows, key: deps.secrets.newestId },
-          `re-encrypted the webhook secrets of ${rows} subscription${rows === 1 ? '' : 's'} under key ${deps.secrets.newestId} (the first of SECRET_KEYS); every stored secret is now under it, so older keys can leave SECRET_KEYS`,
-        );
-        break;
-      }
-      default:
-        throw new UsageError(`unknown command "${command}"`);
-    }
+    await command.run({ values, arg, arg2, deps, config, print });
     return 0;
   } catch (err) {
     if (err instanceof RefusedError || err instanceof ApiError) {
