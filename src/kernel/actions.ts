@@ -1,28 +1,26 @@
 import { writeTransaction } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
-import { compileOnUse, createSchemaAjv } from './ajv.js';
+import { createSchemaAjv } from './ajv.js';
 import type { ValidateFunction } from 'ajv';
 import type { Row } from './define.js';
-import { type Answer, type IdempotentRequest, lookUp, remember } from './idempotency.js';
+import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { findForUpdate } from './lookup.js';
 import type { CompiledResource, Registry } from './registry.js';
+import { bodyErrors } from './messages.js';
 import { pickFields, toObject } from './rows.js';
 import { applyUpdate } from './update.js';
 import type { WriteDeps } from './writes.js';
 
 let ajv: ReturnType<typeof createSchemaAjv> | undefined;
-const updateValidators = new WeakMap<CompiledResource, () => ValidateFunction>();
+const updateValidators = new WeakMap<CompiledResource, ValidateFunction>();
 
 /** Changes an action hands to update(), checked as a PATCH body is: 422 naming each field that is wrong. */
 function checkChanges(resource: CompiledResource, changes: Row): void {
-  let validate = updateValidators.get(resource);
-  if (!validate) updateValidators.set(resource, (validate = compileOnUse((ajv ??= createSchemaAjv()), resource.updateBodySchema)));
-  const check = validate();
+  let check = updateValidators.get(resource);
+  if (!check) updateValidators.set(resource, (check = (ajv ??= createSchemaAjv()).compile(resource.updateBodySchema)));
   if (check(changes)) return;
-  const errors = (check.errors ?? []).map((e) => ({
-    pointer: e.keyword === 'additionalProperties' ? `/${String((e.params as { additionalProperty: string }).additionalProperty)}` : e.instancePath,
-    message: e.message ?? 'is invalid',
-  }));
+  const { def } = resource;
+  const errors = bodyErrors(check.errors ?? [], new Set(Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)), new Set(def.required));
   throw new ApiError('validation_failed', `The action's changes are not valid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
 }
 
@@ -36,36 +34,30 @@ export async function runAction(deps: WriteDeps, registry: Registry, resource: C
   if (!action) throw new Error(`${resource.def.name} has no action ${name}`);
   const { db, clock, notifier } = deps;
   const now = clock.now();
-  let expired = false;
-  if (idempotent) {
-    const earlier = await lookUp(db, workspaceId, idempotent, now);
-    if (earlier.found === 'answer') return { answer: earlier.answer, replayed: true };
-    expired = earlier.found === 'expired';
-  }
-  let wrote = false;
-  const answer = await writeTransaction(db, async (tx) => {
-    let row = await findForUpdate(db, tx, resource, workspaceId, id);
-    let object: Row | undefined;
-    const update = async (changes: Row): Promise<Row> => {
-      checkChanges(resource, changes);
-      const applied = await applyUpdate(db, tx, registry, resource, workspaceId, row, changes, now);
-      row = applied.row;
-      object = applied.after;
-      wrote ||= applied.wrote;
-      return applied.after;
-    };
-    object = toObject(resource, row);
-    const returned = await action.handle({ object, body, update, ctx: { workspaceId, now: new Date(now) } });
-    if (returned && typeof returned === 'object') {
-      // The changes returned (the object update() gave back, returned as it is, changes nothing more).
-      const current = object;
-      const changes = Object.fromEntries(Object.entries(pickFields(resource, returned)).filter(([field, value]) => current[field] !== value));
-      if (Object.keys(changes).length > 0) await update(changes);
-    }
-    const made: Answer = { status: 200, location: null, body: JSON.stringify(object) };
-    if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
-    return made;
+  return idempotently(db, workspaceId, idempotent, now, async (expired) => {
+    let wrote = false;
+    const answer = await writeTransaction(db, async (tx) => {
+      let row = await findForUpdate(db, tx, resource, workspaceId, id);
+      let object = toObject(resource, row);
+      const update = async (changes: Row): Promise<Row> => {
+        checkChanges(resource, changes);
+        const applied = await applyUpdate(db, tx, registry, resource, workspaceId, row, changes, now);
+        row = applied.row;
+        object = applied.after;
+        wrote ||= applied.wrote;
+        return applied.after;
+      };
+      const returned = await action.handle({ object, body, update, ctx: { workspaceId, now: new Date(now) } });
+      if (returned && typeof returned === 'object') {
+        // The changes returned (the object update() gave back, returned as it is, changes nothing more).
+        const changes = Object.fromEntries(Object.entries(pickFields(resource, returned)).filter(([field, value]) => object[field] !== value));
+        if (Object.keys(changes).length > 0) await update(changes);
+      }
+      const made: Answer = { status: 200, location: null, body: JSON.stringify(object) };
+      if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
+      return made;
+    });
+    if (wrote) notifier.notify();
+    return answer;
   });
-  if (wrote) notifier.notify();
-  return { answer, replayed: false };
 }

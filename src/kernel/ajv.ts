@@ -15,7 +15,7 @@ function addFormats(ajv: Ajv2020): Ajv2020 {
 /**
  * For plugins' own schemas (JSON Schema 2020-12, as in OpenAPI 3.1) and the request bodies
  * derived from them: strict, so a typo fails at boot; no coercion, so `"5"` is not a number.
- * Verbose, so an error carries its field's schema and examples (http/middleware/messages.ts).
+ * Verbose, so an error carries its field's schema and examples (kernel/messages.ts).
  * `options` adjusts that for a caller with other needs.
  */
 export function createSchemaAjv(options: Options = {}): Ajv2020 {

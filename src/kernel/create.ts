@@ -1,11 +1,10 @@
-import { isDuplicateKey } from '../db/dialect.js';
 import { writeTransaction } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import { eventsFor, writeEvents } from './outbox.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import type { Row } from './define.js';
-import { type Answer, type IdempotentRequest, lookUp, remember } from './idempotency.js';
+import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { checkReferences } from './references.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
@@ -44,57 +43,46 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
   const { db, clock, notifier } = deps;
   checkInitialState(resource, body);
   const now = clock.now();
-  let expired = false;
-  if (idempotent) {
-    const earlier = await lookUp(db, workspaceId, idempotent, now);
-    if (earlier.found === 'answer') return { answer: earlier.answer, replayed: true };
-    expired = earlier.found === 'expired';
-  }
-
   const row = newRow(resource, workspaceId, body, now);
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
   const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(object) });
-  // Without hooks (the hot path) the object is known before the transaction; with them, inside it.
+  // Without hooks (the hot path) the object and its answer are known before the transaction; with them, inside it.
   const plain = hooked ? undefined : toObject(resource, row);
-  let answer = plain && answerFor(plain);
-  try {
-    answer = await writeTransaction(db, async (tx) => {
-      let stored = row;
-      let object: Row;
-      if (hooked) {
-        const ctx = { workspaceId, now: new Date(now) };
-        await runValidate(resource, body, undefined, ctx);
-        object = await runBeforeWrite(resource, toObject(resource, row), undefined, ctx);
-        stored = { ...row, ...toStored(resource, pickFields(resource, object)) };
-        object = toObject(resource, stored);
-        await checkReferences(db, tx, registry, resource, workspaceId, pickFields(resource, object));
-      } else {
-        object = plain!;
-        await checkReferences(db, tx, registry, resource, workspaceId, body);
-      }
-      const made = hooked ? answerFor(object) : answer!;
-      if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
-      const insert = createStatement(db, resource);
-      await tx.run(insert.sql, values(insert, stored));
-      await writeEvents(db, tx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
-      return made;
-    });
-  } catch (error) {
-    if (idempotent && isDuplicateKey(error)) {
-      const winner = await lookUp(db, workspaceId, idempotent, now);
-      if (winner.found === 'answer') return { answer: winner.answer, replayed: true };
-    }
-    if (!(error instanceof CommitOutcomeUnknown)) throw error;
-    // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
-    let written: Row | undefined;
+  const ready = plain && answerFor(plain);
+  return idempotently(db, workspaceId, idempotent, now, async (expired) => {
+    let answer: Answer;
     try {
-      written = (await db(def.table).first('*').where({ id: row.id, workspace_id: workspaceId })) as Row | undefined;
-    } catch {
-      throw outcomeUnknown(idempotent !== undefined);
+      answer = await writeTransaction(db, async (tx) => {
+        let stored = row;
+        let object = plain;
+        if (!object) {
+          const ctx = { workspaceId, now: new Date(now) };
+          await runValidate(resource, body, undefined, ctx);
+          const proposed = await runBeforeWrite(resource, toObject(resource, row), undefined, ctx);
+          stored = { ...row, ...toStored(resource, pickFields(resource, proposed)) };
+          object = toObject(resource, stored);
+        }
+        await checkReferences(db, tx, registry, resource, workspaceId, plain ? body : pickFields(resource, object));
+        const made = ready ?? answerFor(object);
+        if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
+        const insert = createStatement(db, resource);
+        await tx.run(insert.sql, values(insert, stored));
+        await writeEvents(db, tx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+        return made;
+      });
+    } catch (error) {
+      if (!(error instanceof CommitOutcomeUnknown)) throw error;
+      // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
+      let written: Row | undefined;
+      try {
+        written = (await db(def.table).first('*').where({ id: row.id, workspace_id: workspaceId })) as Row | undefined;
+      } catch {
+        throw outcomeUnknown(idempotent !== undefined);
+      }
+      if (!written) throw error.cause;
+      answer = ready ?? answerFor(toObject(resource, written));
     }
-    if (!written) throw error.cause;
-    answer ??= answerFor(toObject(resource, written));
-  }
-  notifier.notify();
-  return { answer: answer!, replayed: false };
+    notifier.notify();
+    return answer;
+  });
 }

@@ -67,8 +67,7 @@ export function integer(options: { min?: number; max?: number; required?: boolea
     ...(options.description ? { description: options.description } : {}),
     ...(options.examples ? { examples: options.examples } : {}),
   };
-  const wide = [options.min, options.max].some((bound) => bound === undefined || Math.abs(bound) > 2 ** 31 - 1);
-  const marked = withKind(schema, kinds.integer(!options.required, wide));
+  const marked = withKind(schema, kinds.integer(!options.required, options.min, options.max));
   return options.required ? required(marked) : marked;
 }
 

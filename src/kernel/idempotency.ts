@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
+import { isDuplicateKey } from '../db/dialect.js';
 import type { Tx } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
 import { deleteAtMostStatement, insertStatement, values } from './statements.js';
@@ -94,4 +95,25 @@ export async function remember(db: Knex, tx: Tx, workspaceId: string, request: I
 /** Removes keys whose 24 hours are over; returns how many. Safe to run from any number of processes. */
 export async function sweepExpiredKeys(db: Knex, now: number): Promise<number> {
   return db('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_TTL_MS).delete();
+}
+
+/**
+ * Runs a write that answers once per Idempotency-Key: an answer remembered for the key is
+ * replayed; `write` (told whether an expired record must make way, for remember()) runs
+ * otherwise, and when a concurrent request with the same key commits first, its answer is
+ * replayed instead of the duplicate-key error. Without a key, `write` just runs.
+ */
+export async function idempotently(db: Knex, workspaceId: string, request: IdempotentRequest | undefined, now: number, write: (expired: boolean) => Promise<Answer>): Promise<{ answer: Answer; replayed: boolean }> {
+  if (!request) return { answer: await write(false), replayed: false };
+  const earlier = await lookUp(db, workspaceId, request, now);
+  if (earlier.found === 'answer') return { answer: earlier.answer, replayed: true };
+  try {
+    return { answer: await write(earlier.found === 'expired'), replayed: false };
+  } catch (error) {
+    if (isDuplicateKey(error)) {
+      const winner = await lookUp(db, workspaceId, request, now);
+      if (winner.found === 'answer') return { answer: winner.answer, replayed: true };
+    }
+    throw error;
+  }
 }

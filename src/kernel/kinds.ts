@@ -67,7 +67,11 @@ export const kinds = {
   text: (maxLength: number | undefined, nullable: boolean, searchable = false) =>
     kind('text', maxLength !== undefined && maxLength <= 255 ? { type: 'string', length: maxLength, nullable } : { type: 'text', nullable }, { searchable }),
   email: (nullable = true) => kind('email', { type: 'string', length: 254, nullable }, { searchable: true }),
-  integer: (nullable = true, wide = false) => kind('integer', { type: wide ? 'bigInteger' : 'integer', nullable }, { ...NUMBER, operators: RANGE, sortable: true }),
+  /** 64-bit when a bound passes 32 bits or is not given. */
+  integer: (nullable: boolean, minimum: unknown, maximum: unknown) => {
+    const wide = [minimum, maximum].some((bound) => typeof bound !== 'number' || Math.abs(bound) > 2 ** 31 - 1);
+    return kind('integer', { type: wide ? 'bigInteger' : 'integer', nullable }, { ...NUMBER, operators: RANGE, sortable: true });
+  },
   money: () => kind('money', { type: 'bigInteger', nullable: true }, { ...NUMBER, operators: RANGE, sortable: true }),
   currency: () => kind('currency', { type: 'string', length: 3, nullable: true }),
   boolean: (nullable: boolean) => kind('boolean', { type: 'boolean', nullable }, { encode: (v) => (v == null ? null : v === true || v === 1 || v === '1' ? 1 : 0), decode: asBoolean, operators: ['eq'] }),
@@ -117,10 +121,7 @@ export function kindOf(schema: JsonSchema): FieldKind | undefined {
     if (schema.format === 'currency') return kinds.currency();
     return kinds.text(typeof schema.maxLength === 'number' ? schema.maxLength : undefined, nullable);
   }
-  if (type === 'integer') {
-    const wide = [schema.minimum, schema.maximum].some((bound) => typeof bound !== 'number' || Math.abs(bound) > 2 ** 31 - 1);
-    return kinds.integer(nullable, wide);
-  }
+  if (type === 'integer') return kinds.integer(nullable, schema.minimum, schema.maximum);
   if (type === 'boolean') return kinds.boolean(nullable);
   return undefined;
 }

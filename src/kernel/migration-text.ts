@@ -1,5 +1,5 @@
 import type { Column } from '../db/tables.js';
-import { KERNEL_TIMES, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
+import { fieldColumns, KERNEL_TIMES, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
 
 /**
  * The text of the knex migration `npm run migrate:make` writes for table plans: plain knex
@@ -35,11 +35,7 @@ function createTable(plan: TablePlan): string[] {
     `    t.string('id', 64).primary();`,
     `    t.string('workspace_id', 64).notNullable().references('id').inTable('workspaces').onDelete('CASCADE');`,
   ];
-  const times = new Set(KERNEL_TIMES.map((c) => c.name));
-  for (const { name, column } of plan.columns) {
-    if (name === 'id' || name === 'workspace_id' || times.has(name)) continue;
-    lines.push(`    ${columnCall(name, column, undefined)};`);
-  }
+  for (const { name, column } of fieldColumns(plan.resource)) lines.push(`    ${columnCall(name, column, undefined)};`);
   for (const { name, column } of KERNEL_TIMES) lines.push(`    ${columnCall(name, column, undefined)};`);
   for (const index of plan.indexes) lines.push(`    ${indexCall(index)};`);
   lines.push('  });');

@@ -123,8 +123,10 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
   const resources: CompiledResource[] = [];
   const reserved: Reserved[] = [];
   const declared: Array<{ plugin: Resource; file: string }> = [];
+  const relativeImports: string[] = [];
   for (const file of pluginFiles(dir)) {
     const plugin = await importPlugin(file);
+    if (importsKernelByPath(file)) relativeImports.push(file);
     claim(seen.name, 'name', plugin.name, file);
     claim(seen.path, 'path', plugin.path, file);
     if (plugin.kind === 'reserved') {
@@ -185,6 +187,6 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
     resources: Object.freeze(resources),
     reserved: Object.freeze(reserved),
     byName,
-    relativeImports: Object.freeze(pluginFiles(dir).filter(importsKernelByPath)),
+    relativeImports: Object.freeze(relativeImports),
   });
 }

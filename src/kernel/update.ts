@@ -38,12 +38,12 @@ export async function applyUpdate(db: Knex, tx: Tx, registry: Registry, resource
   const { def } = resource;
   const before = toObject(resource, row);
   checkTransition(resource, before, body);
-  const ctx = { workspaceId, now: new Date(now) };
-  await runValidate(resource, body, before, ctx);
+  const ctx = def.validate || def.beforeWrite ? { workspaceId, now: new Date(now) } : undefined;
+  if (ctx) await runValidate(resource, body, before, ctx);
   // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
   // 10:00+01:00 is the 09:00:00.000Z already there).
   let changes = changedValues(resource, before, body);
-  if (def.beforeWrite) {
+  if (ctx && def.beforeWrite) {
     const proposed = await runBeforeWrite(resource, toObject(resource, { ...row, ...changes }), before, ctx);
     changes = changedValues(resource, before, pickFields(resource, proposed));
   }

@@ -7,6 +7,8 @@ import { checkedFetcher } from '../helpers/contract.js';
 import { admin, run, startServer } from '../helpers/processes.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Api = Awaited<ReturnType<typeof checkedFetcher>>;
+type Call = (route: string, method?: string, json?: unknown, headers?: Record<string, string>) => Promise<{ status: number; headers: Headers; body: Json }>;
 
 const FIXTURE = path.join(ROOT_DIR, 'test', 'fixtures', 'author', 'tasks.ts');
 
@@ -68,20 +70,35 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     expect(written()).to.have.length(1);
   });
 
-  it('serves the plugin end to end once started: a writable datetime, a boolean default, the state machine', async () => {
+  /**
+   * Runs `test` against a server on the plugins, with `call` speaking as a key (of a new
+   * workspace) holding `scopes`, and `keyFor` making more keys there.
+   */
+  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string> }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
     const server = await startServer({ ...env });
     try {
       const ws = await admin(['workspace', 'create', '--name', 'Author', '--plan', 'pro', '--json'], env);
       const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
-      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks,write:clients', '--json'], env);
-      expect(key.code, key.stderr).to.equal(0);
-      const token = (JSON.parse(key.stdout) as { token: string }).token;
-      const api = await checkedFetcher(server.url);
-      const call = async (route: string, method = 'GET', json?: unknown) => {
-        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, ...(json ? { body: JSON.stringify(json) } : {}) });
-        const text = await res.text();
-        return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
+      const keyFor = async (granted: string) => {
+        const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', granted, '--json'], env);
+        expect(key.code, key.stderr).to.equal(0);
+        return (JSON.parse(key.stdout) as { token: string }).token;
       };
+      const token = await keyFor(scopes);
+      const api = await checkedFetcher(server.url);
+      const call: Call = async (route, method = 'GET', json, headers = {}) => {
+        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers }, ...(json ? { body: JSON.stringify(json) } : {}) });
+        const text = await res.text();
+        return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
+      };
+      await test({ call, api, keyFor });
+    } finally {
+      await server.stop();
+    }
+  }
+
+  it('serves the plugin end to end once started: a writable datetime, a boolean default, the state machine', async () => {
+    await serving(async ({ call }) => {
       const client = await call('/v1/clients', 'POST', { name: 'Acme' });
       const task = await call('/v1/tasks', 'POST', { title: 'Send the contract', due_at: '2026-12-01T17:00:00+02:00', effort: 30, client_id: client.body.id });
       expect(task.status, JSON.stringify(task.body)).to.equal(201);
@@ -90,24 +107,11 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'closed', done: true })).body).to.include({ status: 'closed', done: true });
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'open' })).status).to.equal(409);
       expect((await call('/v1/tasks', 'POST', { title: 'x', effort: 101 })).status).to.equal(422);
-    } finally {
-      await server.stop();
-    }
+    }, 'read:tasks,write:tasks,write:clients');
   });
 
   it('runs the plugin\'s hooks in the write\'s transaction, and its handler around the generated one', async () => {
-    const server = await startServer({ ...env });
-    try {
-      const ws = await admin(['workspace', 'create', '--name', 'Hooks', '--plan', 'pro', '--json'], env);
-      const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
-      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks', '--json'], env);
-      const token = (JSON.parse(key.stdout) as { token: string }).token;
-      const api = await checkedFetcher(server.url);
-      const call = async (route: string, method = 'GET', json?: unknown) => {
-        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}) }, ...(json ? { body: JSON.stringify(json) } : {}) });
-        const text = await res.text();
-        return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
-      };
+    await serving(async ({ call }) => {
       // validate: its problem answers 422 with its pointer, on create and on update (seeing `before`).
       const refused = await call('/v1/tasks', 'POST', { title: 'Big', effort: 80 });
       expect(refused.status).to.equal(422);
@@ -130,26 +134,12 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       const failed = await call('/v1/tasks', 'POST', { title: 'boom' });
       expect(failed.status).to.equal(500);
       expect(await list()).to.equal(rows);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('serves the plugin\'s actions: validated, idempotent, documented, writing as a PATCH does (events included)', async () => {
-    const server = await startServer({ ...env });
-    try {
-      const ws = await admin(['workspace', 'create', '--name', 'Actions', '--plan', 'pro', '--json'], env);
-      const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
-      const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', 'read:tasks,write:tasks', '--json'], env);
-      const token = (JSON.parse(key.stdout) as { token: string }).token;
-      const reader = await admin(['key', 'create', '--workspace', workspace, '--name', 'reader', '--scopes', 'read:tasks', '--json'], env);
-      const readerToken = (JSON.parse(reader.stdout) as { token: string }).token;
-      const api = await checkedFetcher(server.url);
-      const call = async (route: string, method = 'GET', json?: unknown, headers: Record<string, string> = {}) => {
-        const res = await api(route, { method, headers: { authorization: `Bearer ${token}`, ...(json ? { 'content-type': 'application/json' } : {}), ...headers }, ...(json ? { body: JSON.stringify(json) } : {}) });
-        const text = await res.text();
-        return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
-      };
+    await serving(async ({ call, api, keyFor }) => {
+      const readerToken = await keyFor('read:tasks');
       const doc = (await call('/v1/openapi.json')).body;
       expect(doc.paths['/tasks/{id}/close'].post.operationId).to.equal('closeTask');
       expect(doc.paths['/tasks/{id}/close'].post.security).to.deep.equal([{ bearerAuth: ['write:tasks'] }]);
@@ -174,6 +164,12 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect(replayed.body).to.deep.equal(closed.body);
       expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
       expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'other' }, once)).status).to.equal(409);
+      // The same key sent five times at once: one runs, the others replay its answer (none is a 500).
+      const other = await call('/v1/tasks', 'POST', { title: 'Race', effort: 10 });
+      const racing = await Promise.all(Array.from({ length: 5 }, () => call(`/v1/tasks/${other.body.id}/estimate`, 'POST', { effort: 45 }, { 'idempotency-key': 'race' })));
+      expect(racing.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
+      expect(new Set(racing.map((r) => JSON.stringify(r.body))).size).to.equal(1);
+      expect(racing.filter((r) => r.headers.get('idempotent-replayed') !== 'true')).to.have.length(1);
       // Closed is final: the action's update meets the state machine as a PATCH would.
       const again = await call(`/v1/tasks/${task.body.id}/reopen`, 'POST', {});
       expect(again.status).to.equal(409);
@@ -182,9 +178,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       const events = (await call(`/v1/event-log?type=task.*&sort=created_at`)).body.data.filter((e: Json) => e.data.object.id === task.body.id);
       // The close's two events share its moment: compared without their order.
       expect(events.map((e: Json) => e.type).sort()).to.deep.equal(['task.closed', 'task.created', 'task.updated', 'task.updated']);
-    } finally {
-      await server.stop();
-    }
+    });
   });
 
   it('adds a new field\'s column (NOT NULL with its default for the rows there), and rollback takes it away again', async () => {

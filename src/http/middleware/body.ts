@@ -1,9 +1,9 @@
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import { HttpMethodEnum, koaBody } from 'koa-body';
-import { ApiError, type ErrorItem } from '../../common/errors.js';
+import { ApiError } from '../../common/errors.js';
 import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES } from '../../common/wire.js';
 import type { Ctx } from './context.js';
-import { formatMessage, patternMessage, typeMessage } from './messages.js';
+import { bodyErrors } from '../../kernel/messages.js';
 
 const parse = koaBody({
   json: true,
@@ -37,36 +37,6 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
   return undefined;
 }
 
-function pointerOf(error: ErrorObject): string {
-  if (error.keyword === 'required') return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
-  if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
-  return error.instancePath;
-}
-
-function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>): string {
-  const params = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case 'required':
-      return 'is required';
-    case 'additionalProperties':
-      return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
-    case 'type':
-      return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.slice(1)));
-    case 'enum':
-      return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
-    case 'format':
-      return formatMessage(String(params.format));
-    case 'minLength':
-      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
-    case 'maxLength':
-      return `must be at most ${String(params.limit)} characters long`;
-    case 'pattern':
-      return patternMessage(error);
-    default:
-      return error.message ?? 'is invalid';
-  }
-}
-
 /**
  * Reads a JSON body (at most 1 MiB) and checks it against the route's schema (compiled once, at
  * boot): 415 if it is not JSON, 413 if too large, 400 if it does not parse, 422 with one entry
@@ -85,13 +55,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     // A JSON content type with an empty body reads as {}.
     const body: unknown = ctx.request.body ?? {};
     if (!validate(body)) {
-      // One entry per field: a lower-case currency breaks both its pattern and its format.
-      const byPointer = new Map<string, ErrorItem>();
-      for (const e of validate.errors ?? []) {
-        const pointer = pointerOf(e);
-        if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly, required) });
-      }
-      const errors = [...byPointer.values()];
+      const errors = bodyErrors(validate.errors ?? [], readOnly, required);
       throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });
     }
     ctx.state.body = body as Record<string, unknown>;

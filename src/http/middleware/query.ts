@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
-import { formatMessage, patternMessage } from './messages.js';
+import { formatMessage, patternMessage } from '../../kernel/messages.js';
 
 function items(validate: ValidateFunction): ErrorItem[] {
   return (validate.errors ?? []).map((e) => {

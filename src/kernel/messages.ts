@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import type { ErrorItem } from '../common/errors.js';
 
 /**
  * Validation messages that say what is expected, with an example, rather than the rule that
@@ -39,4 +40,44 @@ export function typeMessage(error: ErrorObject, required: boolean): string {
   const type = String((error.params as { type: string }).type).replace(',', ' or ');
   const example = exampleOf(error.parentSchema);
   return `must be ${type}${example === undefined ? '' : `, such as ${JSON.stringify(example)}`}`;
+}
+
+function pointerOf(error: ErrorObject): string {
+  if (error.keyword === 'required') return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
+  if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
+  return error.instancePath;
+}
+
+function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
+    case 'type':
+      return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.slice(1)));
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
+    case 'format':
+      return formatMessage(String(params.format));
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters long`;
+    case 'pattern':
+      return patternMessage(error);
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** A body's problems, one entry per field (a lower-case currency breaks both its pattern and its format), each said for a person. */
+export function bodyErrors(errors: readonly ErrorObject[], readOnly: ReadonlySet<string>, required: ReadonlySet<string>): ErrorItem[] {
+  const byPointer = new Map<string, ErrorItem>();
+  for (const e of errors) {
+    const pointer = pointerOf(e);
+    if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly, required) });
+  }
+  return [...byPointer.values()];
 }
