@@ -19,7 +19,7 @@ import { createReads } from '../src/db/reads.js';
 import { toPage } from '../src/kernel/keyset.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { toObject } from '../src/kernel/rows.js';
-import { createStatement, insertStatement, pageStatement, values } from '../src/kernel/statements.js';
+import { args, LIMIT, named, param, prepare } from '../src/db/prepared.js';
 import { writeTransaction } from '../src/db/tx.js';
 
 const config = loadConfig();
@@ -29,15 +29,21 @@ const deals = registry.byName.get('deal');
 const workspaceId = process.env.BENCH_WORKSPACE ?? '';
 if (!deals || !workspaceId) throw new Error('BENCH_WORKSPACE and the deal plugin are needed');
 const reads = createReads(db, config.database);
-const page = pageStatement(db, deals, 'created_at', 'desc', false);
-const insertDeal = createStatement(db, deals);
-const insertEvent = insertStatement(db, 'events', ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at']);
+const page = prepare(
+  db('deals')
+    .where('workspace_id', param('workspace_id'))
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(LIMIT)
+    .select(deals.columns),
+);
+const insertDeal = prepare(db('deals').insert(named(['id', 'workspace_id', ...deals.columns.slice(1)])));
+const insertEvent = prepare(db('events').insert(named(['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at'])));
 
 const app = new Koa();
 app.use(koaBody());
 app.use(async (ctx) => {
   if (ctx.method === 'GET') {
-    const rows = await reads.all(page.sql, [workspaceId, 51]);
+    const rows = await reads.all(page.sql, args(page, { workspace_id: workspaceId, limit: 51 }));
     ctx.body = toPage(rows, 50, { resource: 'deal', sort: '-created_at', column: 'created_at' }, (row) => toObject(deals, row));
     return;
   }
@@ -49,8 +55,8 @@ app.use(async (ctx) => {
   const event = { id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now };
   if (ctx.querystring === 'driver') {
     await writeTransaction(db, async (tx) => {
-      await tx.run(insertDeal.sql, values(insertDeal, row));
-      await tx.run(insertEvent.sql, values(insertEvent, event));
+      await tx.run(insertDeal.sql, args(insertDeal, row));
+      await tx.run(insertEvent.sql, args(insertEvent, event));
     });
   } else {
     await db.transaction(async (trx) => {

@@ -60,7 +60,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
       query: resource.listQuerySchema,
       success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
       errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: extend(own.list, async (input) => ({ body: await listPage(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, input.query as ListQuery) })),
+      handle: extend(own.list, async (input) => ({ body: await listPage(input.deps.stores.of(resource), caller(input).workspace.id, input.query as ListQuery) })),
     },
     {
       method: 'post',
@@ -76,7 +76,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
       handle: extend(own.create, async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-        const { answer, replayed } = await createObject(input.deps, registry, resource, caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`);
+        const { answer, replayed } = await createObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`);
         return {
           status: answer.status,
           text: answer.body,
@@ -94,7 +94,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
       pathParams,
       success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle: extend(own.get, async (input) => ({ body: await getObject(input.deps.db, input.deps.reads, resource, caller(input).workspace.id, String(input.params.id)) })),
+      handle: extend(own.get, async (input) => ({ body: await getObject(input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id)) })),
     },
     {
       method: 'patch',
@@ -108,7 +108,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
       body: { schema: resource.updateBodySchema, ref: ref(`${name}Update`), types: JSON_TYPES, readOnly, required: def.required },
       success: { status: 200, description: `The ${def.name} after the change.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found', ...machine],
-      handle: extend(own.update, async (input) => ({ body: await updateObject(input.deps, registry, resource, caller(input).workspace.id, String(input.params.id), input.body) })),
+      handle: extend(own.update, async (input) => ({ body: await updateObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), input.body) })),
     },
     {
       method: 'delete',
@@ -122,7 +122,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
       success: { status: 204, description: 'Deleted.' },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
       handle: extend(own.delete, async (input) => {
-        await deleteObject(input.deps, resource, caller(input).workspace.id, String(input.params.id));
+        await deleteObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id));
         return { status: 204 };
       }),
     },
@@ -152,7 +152,7 @@ function actionRoutes(registry: Registry, resource: CompiledResource): Route[] {
     errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'idempotency_conflict', ...machine],
     handle: async (input) => {
       const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-      const { answer, replayed } = await runAction(input.deps, registry, resource, action, caller(input).workspace.id, String(input.params.id), input.body, idempotent);
+      const { answer, replayed } = await runAction(input.deps, input.deps.stores.of(resource), action, caller(input).workspace.id, String(input.params.id), input.body, idempotent);
       return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
     },
   }));

@@ -5,7 +5,7 @@ import { mysqlCall, withConnection, type MysqlConnection } from './driver.js';
 
 /**
  * The hot path's reads (a list page, one object) run by the driver itself: statements that
- * knex compiled once (see kernel/statements.ts) are prepared once per connection and executed
+ * knex compiled once with named values (db/prepared.ts; a resource's are its store's, kernel/store.ts) are prepared once per connection and executed
  * with their values, without a query builder per request. On SQLite a read-only connection of
  * its own keeps its prepared statements (WAL: it reads beside the writer and sees every
  * commit); on MySQL, mysql2's `execute` on a connection of knex's pool, whose statement cache

@@ -5,7 +5,7 @@ import { mysqlCall, withConnection, type MysqlConnection, type SqliteConnection 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
  * driver itself, in a transaction of their own making: statements that knex compiled once (see
- * kernel/statements.ts) executed with their values on a connection taken from knex's pool, with
+ * db/prepared.ts and kernel/store.ts) executed with their values on a connection taken from knex's pool, with
  * no query builder and no knex transaction per request (each costs more than the statement).
  *
  * SQLite: `BEGIN IMMEDIATE` takes the write lock first (a transaction that reads, then writes

@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { systemClock } from '../common/clock.js';
 import { DAY_MS } from '../common/config.js';
 import type { Registry } from '../kernel/registry.js';
+import { createStores } from '../kernel/store.js';
 import { createLimiter } from '../ratelimit/limiter.js';
 import type { AppContext, AppState, Ctx } from './middleware/context.js';
 import { authenticateSession, checkOrigin } from './middleware/session.js';
@@ -53,7 +54,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
   const usage = new UsageMeter(deps.db, deps.clock, deps.log, deps.config.usageFlushMs);
   usage.start();
-  const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers) };
+  const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers), stores: createStores(deps.db, deps.reads, registry) };
   const version = serviceVersion();
 
   // Each document is built from the same routes as its router, and serialised once.

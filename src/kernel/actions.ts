@@ -5,9 +5,10 @@ import type { ValidateFunction } from 'ajv';
 import type { Row } from './define.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { findForUpdate } from './lookup.js';
-import type { CompiledResource, Registry } from './registry.js';
+import type { CompiledResource } from './registry.js';
+import type { ResourceStore } from './store.js';
 import { bodyErrors } from './messages.js';
-import { pickFields, toObject } from './rows.js';
+import { pickFields } from './rows.js';
 import { applyUpdate } from './update.js';
 import type { WriteDeps } from './writes.js';
 
@@ -29,19 +30,20 @@ function checkChanges(resource: CompiledResource, changes: Row): void {
  * locked for the whole of `handle`; its updates, their events and (with an Idempotency-Key)
  * the answer commit together, and a retry with the same key replays the answer.
  */
-export async function runAction(deps: WriteDeps, registry: Registry, resource: CompiledResource, name: string, workspaceId: string, id: string, body: Row, idempotent: IdempotentRequest | undefined): Promise<{ answer: Answer; replayed: boolean }> {
+export async function runAction(deps: WriteDeps, store: ResourceStore, name: string, workspaceId: string, id: string, body: Row, idempotent: IdempotentRequest | undefined): Promise<{ answer: Answer; replayed: boolean }> {
+  const { resource } = store;
   const action = resource.def.actions?.[name];
   if (!action) throw new Error(`${resource.def.name} has no action ${name}`);
   const { db, clock, notifier } = deps;
   const now = clock.now();
-  return idempotently(db, workspaceId, idempotent, now, async (expired) => {
+  return idempotently(deps, workspaceId, idempotent, now, async (expired) => {
     let wrote = false;
     const answer = await writeTransaction(db, async (tx) => {
-      let row = await findForUpdate(db, tx, resource, workspaceId, id);
-      let object = toObject(resource, row);
+      let row = await findForUpdate(store, tx, workspaceId, id);
+      let object = store.toObject(row);
       const update = async (changes: Row): Promise<Row> => {
         checkChanges(resource, changes);
-        const applied = await applyUpdate(db, tx, registry, resource, workspaceId, row, changes, now);
+        const applied = await applyUpdate(store, tx, workspaceId, row, changes, now);
         row = applied.row;
         object = applied.after;
         wrote ||= applied.wrote;

@@ -1,19 +1,18 @@
 import { writeTransaction } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
-import { eventsFor, writeEvents } from './outbox.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import type { Row } from './define.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { checkReferences } from './references.js';
-import type { CompiledResource, Registry } from './registry.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
-import { pickFields, toObject, toStored } from './rows.js';
-import { createStatement, values } from './statements.js';
+import { pickFields } from './rows.js';
+import type { ResourceStore } from './store.js';
 import { checkInitialState, initialState, stampsFor } from './state.js';
 
 /** The stored row of a new object: the body, defaults for what it left out, the kernel's fields. */
-function newRow(resource: CompiledResource, workspaceId: string, body: Row, now: number): Row {
+function newRow(store: ResourceStore, workspaceId: string, body: Row, now: number): Row {
+  const { resource } = store;
   const { def } = resource;
   const row: Row = { id: newId(def.idPrefix), workspace_id: workspaceId };
   for (const [field, schema] of Object.entries(def.fields)) {
@@ -38,18 +37,19 @@ export interface Created {
  * this answer. If the connection is lost at COMMIT, a new connection tells whether the row
  * (whose id is ours) was written.
  */
-export async function createObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined, locationOf: (id: string) => string): Promise<Created> {
+export async function createObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined, locationOf: (id: string) => string): Promise<Created> {
+  const { resource } = store;
   const { def } = resource;
   const { db, clock, notifier } = deps;
   checkInitialState(resource, body);
   const now = clock.now();
-  const row = newRow(resource, workspaceId, body, now);
+  const row = newRow(store, workspaceId, body, now);
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
   const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(object) });
   // Without hooks (the hot path) the object and its answer are known before the transaction; with them, inside it.
-  const plain = hooked ? undefined : toObject(resource, row);
+  const plain = hooked ? undefined : store.toObject(row);
   const ready = plain && answerFor(plain);
-  return idempotently(db, workspaceId, idempotent, now, async (expired) => {
+  return idempotently(deps, workspaceId, idempotent, now, async (expired) => {
     let answer: Answer;
     try {
       answer = await writeTransaction(db, async (tx) => {
@@ -58,29 +58,28 @@ export async function createObject(deps: WriteDeps, registry: Registry, resource
         if (!object) {
           const ctx = { workspaceId, now: new Date(now) };
           await runValidate(resource, body, undefined, ctx);
-          const proposed = await runBeforeWrite(resource, toObject(resource, row), undefined, ctx);
-          stored = { ...row, ...toStored(resource, pickFields(resource, proposed)) };
-          object = toObject(resource, stored);
+          const proposed = await runBeforeWrite(resource, store.toObject(row), undefined, ctx);
+          stored = { ...row, ...store.toStored(pickFields(resource, proposed)) };
+          object = store.toObject(stored);
         }
-        await checkReferences(db, tx, registry, resource, workspaceId, plain ? body : pickFields(resource, object));
+        await checkReferences(store, tx, workspaceId, plain ? body : pickFields(resource, object));
         const made = ready ?? answerFor(object);
         if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
-        const insert = createStatement(db, resource);
-        await tx.run(insert.sql, values(insert, stored));
-        await writeEvents(db, tx, eventsFor(resource, workspaceId, { before: null, after: object }, now));
+        await store.insert(tx, stored);
+        await store.emit(tx, workspaceId, { before: null, after: object }, now);
         return made;
       });
     } catch (error) {
       if (!(error instanceof CommitOutcomeUnknown)) throw error;
-      // Lost at COMMIT: the id is ours, so a new connection can tell whether it was written.
+      // Lost at COMMIT: the id is ours, so another connection can tell whether it was written.
       let written: Row | undefined;
       try {
-        written = (await db(def.table).first('*').where({ id: row.id, workspace_id: workspaceId })) as Row | undefined;
+        written = await store.find(workspaceId, String(row.id));
       } catch {
         throw outcomeUnknown(idempotent !== undefined);
       }
       if (!written) throw error.cause;
-      answer = ready ?? answerFor(toObject(resource, written));
+      answer = ready ?? answerFor(written);
     }
     notifier.notify();
     return answer;

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
 import { isDuplicateKey } from '../db/dialect.js';
+import type { Reads } from '../db/reads.js';
 import type { Tx } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
-import { deleteAtMostStatement, insertStatement, values } from './statements.js';
+import { args, named, param, preparedOnce } from '../db/prepared.js';
 
 /** How long the first answer to a POST is remembered (API.md section 6). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -52,18 +53,21 @@ export function idempotentRequest(key: string, method: string, path: string, bod
   return { keyHash: sha256(key), requestHash: sha256(`${method} ${path}\n${canonical(body)}`) };
 }
 
+/** Where the remembered answers are: their statements are compiled for `db` and read on `reads` (db/reads.ts). */
+export type IdempotencyDeps = { db: Knex; reads: Reads };
+
 export type Lookup = { found: 'none' } | { found: 'expired' } | { found: 'answer'; answer: Answer };
 
 /**
  * The answer remembered for this key: replayed for the same request, 409 for another one.
  * A key whose 24 hours are over is free again.
  */
-export async function lookUp(db: Knex, workspaceId: string, request: IdempotentRequest, now: number): Promise<Lookup> {
-  const row = (await db('idempotency_keys')
-    .first('request_hash', 'status', 'location', 'body', 'created_at')
-    .where({ workspace_id: workspaceId, key_hash: request.keyHash })) as
-    | { request_hash: string; status: number; location: string | null; body: string; created_at: number | string }
-    | undefined;
+async function lookUp(deps: IdempotencyDeps, workspaceId: string, request: IdempotentRequest, now: number): Promise<Lookup> {
+  const { db, reads } = deps;
+  const read = preparedOnce(db, 'select:idempotency_keys', () =>
+    db('idempotency_keys').select('request_hash', 'status', 'location', 'body', 'created_at').where('workspace_id', param('workspace_id')).andWhere('key_hash', param('key_hash')),
+  );
+  const [row] = (await reads.all(read.sql, args(read, { workspace_id: workspaceId, key_hash: request.keyHash }))) as Array<{ request_hash: string; status: number; location: string | null; body: string; created_at: number | string }>;
   if (!row) return { found: 'none' };
   if (asNumber(row.created_at) <= now - IDEMPOTENCY_TTL_MS) return { found: 'expired' };
   if (row.request_hash !== request.requestHash) {
@@ -78,7 +82,6 @@ export async function lookUp(db: Knex, workspaceId: string, request: IdempotentR
  * with a duplicate key and replays what this one committed.
  */
 export async function remember(db: Knex, tx: Tx, workspaceId: string, request: IdempotentRequest, answer: Answer, now: number, expired: boolean): Promise<void> {
-  if (expired) await tx.run(deleteAtMostStatement(db, 'idempotency_keys', 'key_hash', 'created_at').sql, [workspaceId, request.keyHash, now - IDEMPOTENCY_TTL_MS]);
   const row = {
     workspace_id: workspaceId,
     key_hash: request.keyHash,
@@ -88,8 +91,14 @@ export async function remember(db: Knex, tx: Tx, workspaceId: string, request: I
     body: answer.body,
     created_at: now,
   };
-  const insert = insertStatement(db, 'idempotency_keys', Object.keys(row));
-  await tx.run(insert.sql, values(insert, row));
+  if (expired) {
+    const sweep = preparedOnce(db, 'delete:idempotency_keys:expired', () =>
+      db('idempotency_keys').where('workspace_id', param('workspace_id')).andWhere('key_hash', param('key_hash')).andWhere('created_at', '<=', param('expired_at')).delete(),
+    );
+    await tx.run(sweep.sql, args(sweep, { ...row, expired_at: now - IDEMPOTENCY_TTL_MS }));
+  }
+  const insert = preparedOnce(db, 'insert:idempotency_keys', () => db('idempotency_keys').insert(named(Object.keys(row))));
+  await tx.run(insert.sql, args(insert, row));
 }
 
 /** Removes keys whose 24 hours are over; returns how many. Safe to run from any number of processes. */
@@ -103,15 +112,15 @@ export async function sweepExpiredKeys(db: Knex, now: number): Promise<number> {
  * otherwise, and when a concurrent request with the same key commits first, its answer is
  * replayed instead of the duplicate-key error. Without a key, `write` just runs.
  */
-export async function idempotently(db: Knex, workspaceId: string, request: IdempotentRequest | undefined, now: number, write: (expired: boolean) => Promise<Answer>): Promise<{ answer: Answer; replayed: boolean }> {
+export async function idempotently(deps: IdempotencyDeps, workspaceId: string, request: IdempotentRequest | undefined, now: number, write: (expired: boolean) => Promise<Answer>): Promise<{ answer: Answer; replayed: boolean }> {
   if (!request) return { answer: await write(false), replayed: false };
-  const earlier = await lookUp(db, workspaceId, request, now);
+  const earlier = await lookUp(deps, workspaceId, request, now);
   if (earlier.found === 'answer') return { answer: earlier.answer, replayed: true };
   try {
     return { answer: await write(earlier.found === 'expired'), replayed: false };
   } catch (error) {
     if (isDuplicateKey(error)) {
-      const winner = await lookUp(db, workspaceId, request, now);
+      const winner = await lookUp(deps, workspaceId, request, now);
       if (winner.found === 'answer') return { answer: winner.answer, replayed: true };
     }
     throw error;

@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
  * (workspace_id, column, id) index to the cursor, instead of walking every row before it and
  * filtering; only the rows sharing the cursor's value are then told apart by id.
  */
-export function afterKeyset(q: Knex.QueryBuilder, column: string, order: 'asc' | 'desc', after: { value: number; id: string }): Knex.QueryBuilder {
+export function afterKeyset(q: Knex.QueryBuilder, column: string, order: 'asc' | 'desc', after: { value: Knex.Value; id: Knex.Value }): Knex.QueryBuilder {
   const cmp = order === 'desc' ? '<' : '>';
   return q.where(column, `${cmp}=`, after.value).andWhere((w) => w.where(column, cmp, after.value).orWhere('id', cmp, after.id));
 }

@@ -1,9 +1,8 @@
-import type { Knex } from 'knex';
 import type { Tx } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
-import { lockedObjectStatement } from './statements.js';
+import type { ResourceStore } from './store.js';
 
 /** Another workspace's id answers exactly as an id that does not exist. */
 export function notFound(resource: CompiledResource, id: string): ApiError {
@@ -15,10 +14,9 @@ export function plausibleId(resource: CompiledResource, id: string): boolean {
   return id.startsWith(resource.def.idPrefix) && id.length <= 64;
 }
 
-/** The stored row, locked until the transaction ends (SQLite has one writer: no lock needed). */
-export async function findForUpdate(db: Knex, tx: Tx, resource: CompiledResource, workspaceId: string, id: string): Promise<Row> {
-  if (!plausibleId(resource, id)) throw notFound(resource, id);
-  const [row] = (await tx.all(lockedObjectStatement(db, resource).sql, [workspaceId, id])) as Row[];
-  if (!row) throw notFound(resource, id);
+/** The stored row, locked until the transaction ends, or not_found. */
+export async function findForUpdate(store: ResourceStore, tx: Tx, workspaceId: string, id: string): Promise<Row> {
+  const row = plausibleId(store.resource, id) ? await store.lock(tx, workspaceId, id) : undefined;
+  if (!row) throw notFound(store.resource, id);
   return row;
 }

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
+import { args, named, preparedOnce } from '../db/prepared.js';
 import type { Tx } from '../db/tx.js';
 import { newId } from '../common/ids.js';
 import type { Change, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 import { iso } from '../db/iso.js';
-import { insertStatement, values } from './statements.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */
 export interface OutboxEvent {
@@ -54,6 +54,6 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'cr
 
 /** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
 export async function writeEvents(db: Knex, tx: Tx, events: OutboxEvent[]): Promise<void> {
-  const insert = insertStatement(db, 'events', EVENT_COLUMNS);
-  for (const event of events) await tx.run(insert.sql, values(insert, event));
+  const insert = preparedOnce(db, 'insert:events', () => db('events').insert(named(EVENT_COLUMNS)));
+  for (const event of events) await tx.run(insert.sql, args(insert, event as unknown as Row));
 }

@@ -1,3 +1,4 @@
+import type { Stores } from './store.js';
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from './define.js';
@@ -12,7 +13,11 @@ export interface RateLimitState {
 }
 
 /** What route handlers may use: the shared pieces, and how webhook hosts are resolved (host -> addresses). */
-export type ApiDeps = Pick<Deps, 'db' | 'reads' | 'redis' | 'clock' | 'notifier' | 'config' | 'secrets'> & { resolve: (host: string) => Promise<string[]> };
+export type ApiDeps = Pick<Deps, 'db' | 'reads' | 'redis' | 'clock' | 'notifier' | 'config' | 'secrets'> & {
+  resolve: (host: string) => Promise<string[]>;
+  /** Each resource's store (kernel/store.ts), built once for this database. */
+  stores: Stores;
+};
 
 /** One request, as a handler sees it: checked input, never the HTTP framework. */
 export interface RouteInput {

@@ -1,14 +1,12 @@
-import type { Knex } from 'knex';
 import { writeTransaction, type Tx } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
-import { eventsFor, writeEvents } from './outbox.js';
 import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
-import type { CompiledResource, Registry } from './registry.js';
+import type { CompiledResource } from './registry.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
 import { pickFields, toObject, toStored } from './rows.js';
-import { updateStatement, values } from './statements.js';
+import type { ResourceStore } from './store.js';
 import { checkTransition, stampsFor } from './state.js';
 
 /** The values that differ from the object's, as stored. */
@@ -34,7 +32,8 @@ export interface Applied {
  * the references, the stamps, one UPDATE and the events. Only fields whose value differs are
  * written; a body that changes nothing writes nothing and emits no event.
  */
-export async function applyUpdate(db: Knex, tx: Tx, registry: Registry, resource: CompiledResource, workspaceId: string, row: Row, body: Row, now: number): Promise<Applied> {
+export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: string, row: Row, body: Row, now: number): Promise<Applied> {
+  const { resource } = store;
   const { def } = resource;
   const before = toObject(resource, row);
   checkTransition(resource, before, body);
@@ -49,26 +48,25 @@ export async function applyUpdate(db: Knex, tx: Tx, registry: Registry, resource
   }
   if (Object.keys(changes).length === 0) return { row, before, after: before, wrote: false };
 
-  await checkReferences(db, tx, registry, resource, workspaceId, changes);
+  await checkReferences(store, tx, workspaceId, changes);
   if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
   changes.updated_at = now;
   const stored = { ...row, ...changes };
   // Every field is written (those unchanged with the value just read, locked): one statement per resource.
-  const update = updateStatement(db, resource);
-  await tx.run(update.sql, values(update, stored, workspaceId, row.id));
-  const after = toObject(resource, stored);
-  await writeEvents(db, tx, eventsFor(resource, workspaceId, { before, after }, now));
+  await store.update(tx, workspaceId, stored);
+  const after = store.toObject(stored);
+  await store.emit(tx, workspaceId, { before, after }, now);
   return { row: stored, before, after, wrote: true };
 }
 
 /** Changes an object: the object after the change. */
-export async function updateObject(deps: WriteDeps, registry: Registry, resource: CompiledResource, workspaceId: string, id: string, body: Row): Promise<Row> {
+export async function updateObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, id: string, body: Row): Promise<Row> {
   const { db, clock, notifier } = deps;
   const now = clock.now();
   let wrote = false;
   const object = await writeTransaction(db, async (tx) => {
-    const row = await findForUpdate(db, tx, resource, workspaceId, id);
-    const applied = await applyUpdate(db, tx, registry, resource, workspaceId, row, body, now);
+    const row = await findForUpdate(store, tx, workspaceId, id);
+    const applied = await applyUpdate(store, tx, workspaceId, row, body, now);
     wrote = applied.wrote;
     return applied.after;
   });

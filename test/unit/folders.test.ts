@@ -99,3 +99,17 @@ describe('folders of src/ import one way', () => {
     expect(graph.size, 'the walk found the folders').to.be.greaterThan(5);
   });
 });
+
+describe('the generated handlers', () => {
+  const SERVICES = ['create', 'update', 'delete', 'get', 'list', 'actions', 'lookup', 'references'].map((name) => path.join(SRC, 'kernel', `${name}.ts`));
+
+  it('reach a resource\'s table only through its store (kernel/store.ts): no query builder, no statement of their own', () => {
+    for (const file of SERVICES) {
+      const text = fs.readFileSync(file, 'utf8');
+      const name = path.relative(SRC, file);
+      expect(text, `${name} imports knex`).not.to.match(/from 'knex'/);
+      expect(text, `${name} builds a query`).not.to.match(/\bdb\(|\bdb\.(?:from|raw|select)\b|\.toSQL\(/);
+      expect(text, `${name} runs a statement itself`).not.to.match(/\btx\.(?:run|all)\(|\breads\.all\(/);
+    }
+  });
+});

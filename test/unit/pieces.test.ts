@@ -11,7 +11,8 @@ import { afterKeyset, toPage } from '../../src/kernel/keyset.js';
 import { iso } from '../../src/db/iso.js';
 import { toObject } from '../../src/kernel/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
-import { createStatement, deleteStatement, insertStatement, lockedObjectStatement, updateStatement, values } from '../../src/kernel/statements.js';
+import { args, LIMIT, named, param, prepare } from '../../src/db/prepared.js';
+import { statementsOf } from '../../src/kernel/store.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
 import { describeRange, forbiddenRange } from '../../src/webhooks/ssrf.js';
@@ -188,38 +189,51 @@ describe('rows as clients see them', () => {
   });
 });
 
-describe('write statements compiled once', () => {
+describe('statements with named values', () => {
   /** The column each placeholder of an INSERT or UPDATE stands for, read from the statement's text. */
   function placeholders(sql: string): string[] {
     const insert = /\(([^)]*)\) values \(/i.exec(sql);
     if (insert) return insert[1]!.split(',').map((c) => c.trim().replace(/[`"]/g, ''));
-    return [...sql.matchAll(/[`"]?(\w+)[`"]? = \?/g)].map((m) => m[1]!);
+    return [...sql.matchAll(/[`"]?(\w+)[`"]? (?:=|<=|>=|<|>) \?/g)].map((m) => m[1]!);
   }
 
   for (const client of ['mysql2', 'better-sqlite3']) {
-    it(`pass each value in its column's place, whatever order the columns were given in (${client})`, async () => {
+    it(`name each value in its placeholder's place, whatever order the columns were given in (${client})`, async () => {
+      const db = knex({ client, useNullAsDefault: true });
+      const backwards = prepare(db('events').insert(named(['payload', 'id', 'created_at'])));
+      expect(backwards.names).to.deep.equal(placeholders(backwards.sql));
+      expect(args(backwards, { id: 'evt_1', payload: '{}', created_at: 3 })).to.deep.equal(backwards.names.map((c) => ({ id: 'evt_1', payload: '{}', created_at: 3 })[c]));
+
+      const oldest = prepare(db('keys').select('id').where('workspace_id', param('w')).andWhere('created_at', '<=', param('before')).orderBy('id').limit(LIMIT));
+      expect(oldest.names).to.deep.equal(['w', 'before', 'limit']);
+      expect(oldest.sql).to.match(/limit \?$/);
+      expect(args(oldest, { before: 5, w: 'ws_1', limit: 10 })).to.deep.equal(['ws_1', 5, 10]);
+
+      expect(() => prepare(db('deals').where('workspace_id', 'ws_1'))).to.throw(/value 1 \("ws_1"\) has no name/);
+      await db.destroy();
+    });
+
+    it(`build a resource's statements once, each value named by its column (${client})`, async () => {
       const db = knex({ client, useNullAsDefault: true });
       const registry = await loadRegistry(loadConfig({}).pluginsDir);
       const deal = registry.byName.get('deal')!;
-      const row = { id: 'deal_1', workspace_id: 'ws_1', title: 'T', amount: 5, currency: 'EUR', stage: 'won', client_id: null, expected_close_date: null, created_at: 1, updated_at: 2 };
+      const s = statementsOf(db, deal);
+      const row = { id: 'deal_1', workspace_id: 'ws_1', title: 'T', amount: 5, currency: 'EUR', stage: 'won', client_id: null, expected_close_date: null, won_at: null, lost_at: null, created_at: 1, updated_at: 2 };
 
-      const insert = createStatement(db, deal);
-      expect([...insert.columns].sort()).to.deep.equal(Object.keys(row).sort());
-      expect(placeholders(insert.sql)).to.deep.equal(insert.columns);
-      expect(values(insert, row)).to.deep.equal(insert.columns.map((c) => row[c as keyof typeof row]));
-      expect(createStatement(db, deal)).to.equal(insert);
+      expect(s.insert.names).to.deep.equal(placeholders(s.insert.sql));
+      expect([...s.insert.names].sort()).to.deep.equal(['id', 'workspace_id', ...deal.columns.slice(1)].sort());
+      expect(args(s.insert, row)).to.deep.equal(s.insert.names.map((c) => row[c as keyof typeof row]));
 
-      const update = updateStatement(db, deal);
-      expect(placeholders(update.sql)).to.deep.equal([...update.columns, 'workspace_id', 'id']);
-      expect(update.columns).to.include.members(['title', 'stage', 'updated_at']).and.not.include('created_at');
-      expect(values(update, row, 'ws_1', 'deal_1').slice(-2)).to.deep.equal(['ws_1', 'deal_1']);
+      expect(s.update.names).to.deep.equal(placeholders(s.update.sql));
+      expect(s.update.names.slice(-2)).to.deep.equal(['workspace_id', 'id']);
+      expect(s.update.names).to.include.members(['title', 'stage', 'updated_at']).and.not.include('created_at');
 
-      const backwards = insertStatement(db, 'events', ['payload', 'id', 'created_at']);
-      expect(placeholders(backwards.sql)).to.deep.equal(backwards.columns);
-      expect(values(backwards, { id: 'evt_1', payload: '{}', created_at: 3 })).to.deep.equal(backwards.columns.map((c) => ({ id: 'evt_1', payload: '{}', created_at: 3 })[c]));
+      const past = s.pages.get('created_at:desc:after')!;
+      expect(past.names).to.deep.equal(['workspace_id', 'value', 'value', 'id', 'limit']);
+      expect(s.pages.get('updated_at:asc:first')!.names).to.deep.equal(['workspace_id', 'limit']);
 
-      expect(deleteStatement(db, deal).sql).to.match(/^delete from [`"]deals[`"] where [`"]workspace_id[`"] = \? and [`"]id[`"] = \?$/);
-      expect(lockedObjectStatement(db, deal).sql).to.satisfy((sql: string) => (client === 'mysql2' ? sql.endsWith(' for update') : !/for update/.test(sql)));
+      expect(s.remove.sql).to.match(/^delete from [`"]deals[`"] where [`"]workspace_id[`"] = \? and [`"]id[`"] = \?$/);
+      expect(s.locked.sql).to.satisfy((sql: string) => (client === 'mysql2' ? sql.endsWith(' for update') : !/for update/.test(sql)));
       await db.destroy();
     });
   }

@@ -1,0 +1,136 @@
+import type { Knex } from 'knex';
+import { args, LIMIT, named, param, prepare, type Prepared } from '../db/prepared.js';
+import type { Reads } from '../db/reads.js';
+import { keysetSource } from '../db/tables.js';
+import type { Tx } from '../db/tx.js';
+import type { Change, Row, SortField } from './define.js';
+import { eventsFor, writeEvents } from './outbox.js';
+import { afterKeyset } from './keyset.js';
+import type { CompiledResource, Registry } from './registry.js';
+import { toObject, toStored } from './rows.js';
+
+/**
+ * Where one resource's objects are kept, built once per resource from its field kinds: its
+ * statements, compiled by knex at start-up with named values (db/prepared.ts) and run by the
+ * driver, and its codec (kernel/rows.ts). The generated handlers go through it for every read
+ * and write of the resource's table, so each operation has one data path: the driver, in the
+ * write's transaction (`tx`) or on the hot path's reads connection (db/reads.ts).
+ */
+export interface ResourceStore {
+  readonly resource: CompiledResource;
+  /** The stores of the resources its `ref` fields name, by field. */
+  readonly references: ReadonlyMap<string, ResourceStore>;
+  /** One object as clients read it, or undefined. */
+  find(workspaceId: string, id: string): Promise<Row | undefined>;
+  /** Up to `limit` stored rows of the unfiltered list in this order, first or past (value, id). */
+  page(workspaceId: string, sort: { column: SortField; order: 'asc' | 'desc' }, after: { value: number; id: string } | undefined, limit: number): Promise<Row[]>;
+  /** The query of a narrowed list (filters, updated_since), left to the planner: knex's builder on the table. */
+  query(workspaceId: string): Knex.QueryBuilder;
+  /** The stored row, locked until `tx` ends (SQLite's writer holds the only lock), or undefined. */
+  lock(tx: Tx, workspaceId: string, id: string): Promise<Row | undefined>;
+  /** Whether the object exists, share-locked until `tx` ends so that it cannot be deleted under it. */
+  exists(tx: Tx, workspaceId: string, id: string): Promise<boolean>;
+  /** A new stored row: `id`, `workspace_id`, every field and both times. */
+  insert(tx: Tx, row: Row): Promise<void>;
+  /** Every field and `updated_at` of the stored row (named by its `id`). */
+  update(tx: Tx, workspaceId: string, row: Row): Promise<void>;
+  remove(tx: Tx, workspaceId: string, id: string): Promise<void>;
+  /** Writes the events of a change in `tx` (kernel/outbox.ts): they commit, or roll back, with it. */
+  emit(tx: Tx, workspaceId: string, change: Change, now: number): Promise<void>;
+  /** A stored row as clients read it. */
+  toObject(row: Row): Row;
+  /** Values as clients send them, as stored. */
+  toStored(values: Row): Row;
+}
+
+/** Every resource's store, by resource. */
+export interface Stores {
+  of(resource: CompiledResource): ResourceStore;
+}
+
+type PageKey = `${SortField}:${'asc' | 'desc'}:${'first' | 'after'}`;
+
+/** The statements of one resource's table, compiled once (exported for its unit test). */
+export function statementsOf(db: Knex, resource: CompiledResource) {
+  const { table, fields } = resource.def;
+  const [id, ...rest] = resource.columns;
+  const byId = (q: Knex.QueryBuilder) => q.where('workspace_id', param('workspace_id')).andWhere('id', param('id'));
+  const pages = new Map<PageKey, Prepared>();
+  for (const column of resource.def.list.sorts) {
+    for (const order of ['asc', 'desc'] as const) {
+      for (const past of [false, true]) {
+        // Past a cursor, the sort's keyset index (MariaDB would otherwise walk every row before it).
+        const q = db.from(past ? keysetSource(db, table, column) : table).where('workspace_id', param('workspace_id'));
+        if (past) afterKeyset(q, column, order, { value: param('value'), id: param('id') });
+        pages.set(`${column}:${order}:${past ? 'after' : 'first'}`, prepare(q.orderBy([{ column, order }, { column: 'id', order }]).limit(LIMIT).select(resource.columns)));
+      }
+    }
+  }
+  return {
+    pages,
+    object: prepare(byId(db(table).select(resource.columns))),
+    locked: prepare(byId(db(table).select(resource.columns)).forUpdate()),
+    exists: prepare(byId(db(table).select('id')).forShare()),
+    insert: prepare(db(table).insert(named([id as string, 'workspace_id', ...rest]))),
+    update: prepare(byId(db(table).update(named([...Object.keys(fields), 'updated_at'])))),
+    remove: prepare(byId(db(table).delete())),
+  };
+}
+
+function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references: Map<string, ResourceStore>): ResourceStore {
+  const s = statementsOf(db, resource);
+  const ids = (workspaceId: string, id: string) => ({ workspace_id: workspaceId, id });
+  return {
+    resource,
+    references,
+    async find(workspaceId, id) {
+      const [row] = (await reads.all(s.object.sql, args(s.object, ids(workspaceId, id)))) as Row[];
+      return row && toObject(resource, row);
+    },
+    async page(workspaceId, { column, order }, after, limit) {
+      const statement = s.pages.get(`${column}:${order}:${after ? 'after' : 'first'}`);
+      if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
+      return (await reads.all(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }))) as Row[];
+    },
+    query: (workspaceId) => db.from(resource.def.table).where('workspace_id', workspaceId),
+    async lock(tx, workspaceId, id) {
+      const [row] = (await tx.all(s.locked.sql, args(s.locked, ids(workspaceId, id)))) as Row[];
+      return row;
+    },
+    async exists(tx, workspaceId, id) {
+      return (await tx.all(s.exists.sql, args(s.exists, ids(workspaceId, id)))).length > 0;
+    },
+    insert: (tx, row) => tx.run(s.insert.sql, args(s.insert, row)),
+    update: (tx, workspaceId, row) => tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId })),
+    remove: (tx, workspaceId, id) => tx.run(s.remove.sql, args(s.remove, ids(workspaceId, id))),
+    emit: (tx, workspaceId, change, now) => writeEvents(db, tx, eventsFor(resource, workspaceId, change, now)),
+    toObject: (row) => toObject(resource, row),
+    toStored: (values) => toStored(resource, values),
+  };
+}
+
+/** Builds every resource's store once, for this database: what the generated handlers receive. */
+export function createStores(db: Knex, reads: Reads, registry: Registry): Stores {
+  const stores = new Map<CompiledResource, ResourceStore>();
+  const references = new Map<CompiledResource, Map<string, ResourceStore>>();
+  for (const resource of registry.resources) {
+    const own = new Map<string, ResourceStore>();
+    references.set(resource, own);
+    stores.set(resource, storeOf(db, reads, resource, own));
+  }
+  // References are resolved once every store exists (a resource may name itself).
+  for (const resource of registry.resources) {
+    for (const [field, target] of Object.entries(resource.def.references ?? {})) {
+      const other = registry.byName.get(target);
+      if (!other) throw new Error(`${resource.def.name}.${field} names unknown resource ${target}`);
+      references.get(resource)!.set(field, stores.get(other)!);
+    }
+  }
+  return {
+    of(resource) {
+      const store = stores.get(resource);
+      if (!store) throw new Error(`no store for resource ${resource.def.name}`);
+      return store;
+    },
+  };
+}
