@@ -38,7 +38,7 @@ function extend(own: Handler | undefined, generated: Handle): Handle {
 }
 
 /** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
-function routesOf(registry: Registry, resource: CompiledResource, base: string): Route[] {
+function routesOf(resource: CompiledResource, base: string): Route[] {
   const { def } = resource;
   const name = pascal(def.name);
   const plural = pascal(def.path);
@@ -133,7 +133,7 @@ function routesOf(registry: Registry, resource: CompiledResource, base: string):
 const camel = (name: string) => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 
 /** A plugin's actions: `POST /v1/<path>/{id}/<action>`, each validated, idempotent and documented. */
-function actionRoutes(registry: Registry, resource: CompiledResource): Route[] {
+function actionRoutes(resource: CompiledResource): Route[] {
   const { def } = resource;
   const name = pascal(def.name);
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
@@ -160,5 +160,5 @@ function actionRoutes(registry: Registry, resource: CompiledResource): Route[] {
 
 /** Every plugin's routes, in plugin order; `base` is where the API lives (a new object's Location). */
 export function resourceRoutes(registry: Registry, base: string): Route[] {
-  return registry.resources.flatMap((resource) => [...routesOf(registry, resource, base), ...actionRoutes(registry, resource)]);
+  return registry.resources.flatMap((resource) => [...routesOf(resource, base), ...actionRoutes(resource)]);
 }

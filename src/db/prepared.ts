@@ -35,8 +35,9 @@ export function prepare(query: Knex.QueryBuilder): Prepared {
 }
 
 /** A statement's values, in its order, from values by name (one left out is NULL). */
-export function args(statement: Prepared, values: Readonly<Record<string, unknown>>): unknown[] {
-  return statement.names.map((name) => values[name]);
+export function args(statement: Prepared, values: object): unknown[] {
+  const named = values as Readonly<Record<string, unknown>>;
+  return statement.names.map((name) => named[name]);
 }
 
 /** Each of a row's columns as the value of the same name: what `db(table).insert(named(columns))` writes. */

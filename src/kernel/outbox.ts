@@ -55,5 +55,5 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'cr
 /** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
 export async function writeEvents(db: Knex, tx: Tx, events: OutboxEvent[]): Promise<void> {
   const insert = preparedOnce(db, 'insert:events', () => db('events').insert(named(EVENT_COLUMNS)));
-  for (const event of events) await tx.run(insert.sql, args(insert, event as unknown as Row));
+  for (const event of events) await tx.run(insert.sql, args(insert, event));
 }

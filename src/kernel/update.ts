@@ -3,17 +3,16 @@ import type { WriteDeps } from './writes.js';
 import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
 import { checkReferences } from './references.js';
-import type { CompiledResource } from './registry.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
-import { pickFields, toObject, toStored } from './rows.js';
+import { pickFields } from './rows.js';
 import type { ResourceStore } from './store.js';
 import { checkTransition, stampsFor } from './state.js';
 
 /** The values that differ from the object's, as stored. */
-function changedValues(resource: CompiledResource, before: Row, values: Row): Row {
+function changedValues(store: ResourceStore, before: Row, values: Row): Row {
   const changes: Row = {};
-  for (const [field, value] of Object.entries(toStored(resource, values))) {
-    const fieldKind = resource.kinds[field];
+  for (const [field, value] of Object.entries(store.toStored(values))) {
+    const fieldKind = store.resource.kinds[field];
     if (before[field] !== (fieldKind ? fieldKind.decode(value) : value)) changes[field] = value;
   }
   return changes;
@@ -35,16 +34,16 @@ export interface Applied {
 export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: string, row: Row, body: Row, now: number): Promise<Applied> {
   const { resource } = store;
   const { def } = resource;
-  const before = toObject(resource, row);
+  const before = store.toObject(row);
   checkTransition(resource, before, body);
   const ctx = def.validate || def.beforeWrite ? { workspaceId, now: new Date(now) } : undefined;
   if (ctx) await runValidate(resource, body, before, ctx);
   // As stored; compared as clients read them back (a stored boolean is 0 or 1, and
   // 10:00+01:00 is the 09:00:00.000Z already there).
-  let changes = changedValues(resource, before, body);
+  let changes = changedValues(store, before, body);
   if (ctx && def.beforeWrite) {
-    const proposed = await runBeforeWrite(resource, toObject(resource, { ...row, ...changes }), before, ctx);
-    changes = changedValues(resource, before, pickFields(resource, proposed));
+    const proposed = await runBeforeWrite(resource, store.toObject({ ...row, ...changes }), before, ctx);
+    changes = changedValues(store, before, pickFields(resource, proposed));
   }
   if (Object.keys(changes).length === 0) return { row, before, after: before, wrote: false };
 

@@ -430,6 +430,8 @@ describe('the Developer page, in Chromium', function () {
     const page = await newPage();
     await signIn(page, person.email, person.password, '#/audit');
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    // The page's own read must be answered first: ended sooner, the page would show sign-in before the click.
+    await page.getByRole('cell', { name: 'user.signed_in' }).first().waitFor();
     await app.deps.db('sessions').where({ user_id: (await app.deps.db('users').where({ email: person.email }).first()).id }).delete();
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByText('Your session has ended').waitFor();
