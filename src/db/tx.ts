@@ -52,12 +52,16 @@ function mysqlSession(connection: MysqlConnection): Session {
   };
 }
 
-/** Runs `work` in a write transaction on one of knex's connections; `work` must touch nothing but the database (it may run again). */
+/**
+ * Runs `work` in a write transaction on one of knex's connections; `work` must touch nothing but
+ * the database (it may run again). On SQLite the writes that arrive together commit together
+ * (see groupCommit).
+ */
 export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const open = (connection: unknown) => (isMysql(db) ? mysqlSession(connection as MysqlConnection) : sqliteSession(connection as SqliteConnection));
+  if (!isMysql(db)) return groupCommit(db, work);
   return retryingDeadlocks((committing) =>
     withConnection(db, async (connection) => {
-      const session = open(connection);
+      const session = mysqlSession(connection as MysqlConnection);
       await session.control('BEGIN');
       try {
         const result = await work(session);
@@ -72,4 +76,99 @@ export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Pro
       }
     }),
   );
+}
+
+/** A write waiting for its group: its work, and how to answer the caller. */
+interface Waiting {
+  work: (tx: Tx) => Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** The writes an SQLite database has waiting, and whether a group is under way. */
+interface Line {
+  waiting: Waiting[];
+  running: boolean;
+}
+
+/** Writes one SQLite transaction takes at most. */
+const GROUP_LIMIT = 32;
+
+const lines = new WeakMap<Knex, Line>();
+
+/**
+ * SQLite's group commit. Committing costs more than the statements of a write (each commit
+ * appends every page it changed to the WAL), and SQLite has one writer at a time: the writes
+ * that arrived in one turn of the event loop run one after another in one transaction
+ * (BEGIN IMMEDIATE ... COMMIT), and each caller is answered once that COMMIT is done, as if its
+ * write had committed alone. Nothing waits for a group to fill: a write alone starts on the
+ * next turn of the loop. When a write of a group fails, the group is rolled back and each of
+ * its writes runs again in a transaction of its own (its failure may have come from another's
+ * uncommitted rows: two creates with one Idempotency-Key), so each runs at most twice and
+ * answers as it would have alone.
+ */
+function groupCommit<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
+  let line = lines.get(db);
+  if (!line) lines.set(db, (line = { waiting: [], running: false }));
+  const queue = line;
+  return new Promise<T>((resolve, reject) => {
+    queue.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    if (!queue.running) {
+      queue.running = true;
+      setImmediate(() => void drain(db, queue));
+    }
+  });
+}
+
+async function drain(db: Knex, line: Line): Promise<void> {
+  try {
+    while (line.waiting.length > 0) {
+      const group = line.waiting.splice(0, GROUP_LIMIT);
+      try {
+        await withConnection(db, async (connection: SqliteConnection) => {
+          const session = sqliteSession(connection);
+          if (!(await commitGroup(session, group))) for (const alone of group) await commitGroup(session, [alone]);
+        });
+      } catch (error) {
+        // No connection, or no BEGIN: the writes not yet answered are answered with why.
+        for (const waiting of group) waiting.reject(error);
+      }
+    }
+  } finally {
+    line.running = false;
+  }
+}
+
+/**
+ * One transaction for `group`: true once all committed and are answered. A write that fails
+ * rolls the transaction back; alone, it is answered with its error (true); in a group, nothing
+ * is answered (false) and the writes are to run again one by one.
+ */
+async function commitGroup(session: Session, group: Waiting[]): Promise<boolean> {
+  await session.control('BEGIN');
+  const results: unknown[] = [];
+  let failed: { error: unknown } | undefined;
+  for (const waiting of group) {
+    try {
+      results.push(await waiting.work(session));
+    } catch (error) {
+      failed = { error };
+      break;
+    }
+  }
+  if (!failed) {
+    try {
+      await session.control('COMMIT');
+    } catch (error) {
+      failed = { error };
+    }
+  }
+  if (failed) {
+    await session.control('ROLLBACK').catch(() => undefined);
+    if (group.length > 1) return false;
+    group[0]?.reject(failed.error);
+    return true;
+  }
+  for (const [i, waiting] of group.entries()) waiting.resolve(results[i]);
+  return true;
 }

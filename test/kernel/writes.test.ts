@@ -342,6 +342,35 @@ describe('generated write routes', () => {
     });
   });
 
+  describe('concurrent writes that fail among others', () => {
+    // On SQLite the writes that arrive together commit together (db/tx.ts): one that fails
+    // must neither fail nor lose another, and each answers as it would alone.
+    it('answers 40 writes at once each as alone: 201s written with their events, 422s and 404s leaving nothing', async () => {
+      const before = await snapshot(app, workspaceId);
+      const client = await create('/v1/clients', { name: 'Among others' });
+      const missing = 'cli_000000000000000000000000';
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          i % 4 === 1
+            ? app.request('/v1/deals', { token, method: 'POST', json: { title: `bad ${i}`, client_id: missing } })
+            : i % 4 === 3
+              ? app.request('/v1/deals/deal_000000000000000000000000', { token, method: 'PATCH', json: { title: `gone ${i}` } })
+              : app.request('/v1/deals', { token, method: 'POST', json: { title: `good ${i}`, client_id: client.id } }),
+        ),
+      );
+      expect(answers.map((r) => r.status)).to.deep.equal(Array.from({ length: 40 }, (_, i) => (i % 4 === 1 ? 422 : i % 4 === 3 ? 404 : 201)));
+      const made = (await Promise.all(answers.filter((r) => r.status === 201).map((r) => r.json()))) as Obj[];
+      expect(made.map((d) => d.title)).to.deep.equal(Array.from({ length: 40 }, (_, i) => i).filter((i) => i % 2 === 0).map((i) => `good ${i}`));
+      for (const deal of made) {
+        const read = await app.request(`/v1/deals/${deal.id}`, { token });
+        expect(await read.json()).to.deep.equal(deal);
+        expect(await app.deps.db('events').where({ object_id: deal.id, type: 'deal.created' }).count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 1);
+      }
+      const after = await snapshot(app, workspaceId);
+      expect(after).to.deep.equal({ ...before, clients: before.clients + 1, deals: before.deals + 20, events: before.events + 21 });
+    });
+  });
+
   describe('plans', () => {
     it('a read_only plan never holds a key that writes, and a downgraded key stops writing', async () => {
       const free = await app.workspaceWithKey({ plan: 'free' });
