@@ -5,9 +5,10 @@ import { who, type Route, type RouteInput } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
-import type { SubscriptionChanges } from '../webhooks/subscriptions.js';
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook, type SubscriptionChanges, type WebhookDeps } from '../webhooks/subscriptions.js';
+import { getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery, sendTestEvent } from '../webhooks/deliveries.js';
+import { recoverWebhook } from '../webhooks/recover.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
-import * as webhooks from '../webhooks/service.js';
 
 const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS };
 const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } };
@@ -40,7 +41,7 @@ export const PUBLIC_WEBHOOKS: WebhookDoor = { base: PUBLIC_BASE, read: WEBHOOKS_
  */
 export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEBHOOKS): Route[] {
   const catalog = eventCatalog(registry);
-  const depsOf = (input: RouteInput): webhooks.WebhookDeps => ({ ...input.deps, catalog });
+  const depsOf = (input: RouteInput): WebhookDeps => ({ ...input.deps, catalog });
   const reads = { tag: 'webhooks', access: door.read };
   const changes = { tag: 'webhooks', access: door.change };
   const NOT_FOUND = ['invalid_parameter', door.refused, 'not_found'] as const;
@@ -55,7 +56,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       query: LIST_QUERY,
       success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
       errors: ['invalid_parameter', 'invalid_cursor', door.refused],
-      handle: async (input) => ({ body: await webhooks.listWebhooks(depsOf(input), who(input), input.query as { limit: number; cursor?: string }) }),
+      handle: async (input) => ({ body: await listWebhooks(depsOf(input), who(input), input.query as { limit: number; cursor?: string }) }),
     },
     {
       ...changes,
@@ -69,7 +70,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
       errors: ['invalid_parameter', door.refused, 'plan_forbids_webhooks', 'webhook_limit_reached'],
       handle: async (input) => {
-        const created = await webhooks.createWebhook(depsOf(input), who(input), input.body as { url: string; events: string[]; description?: string | null });
+        const created = await createWebhook(depsOf(input), who(input), input.body as { url: string; events: string[]; description?: string | null });
         return { status: 201, headers: { Location: `${door.base}/webhooks/${created.id}` }, body: created };
       },
     },
@@ -82,7 +83,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       pathParams: id,
       success: { status: 200, description: 'The subscription.', schema: ref('Webhook') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.getWebhook(depsOf(input), who(input), subscriptionId(input)) }),
+      handle: async (input) => ({ body: await getWebhook(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
       ...changes,
@@ -95,7 +96,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       body: { schema: UPDATE_SCHEMA, ref: ref('WebhookUpdate'), readOnly: READ_ONLY },
       success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.updateWebhook(depsOf(input), who(input), subscriptionId(input), input.body as SubscriptionChanges) }),
+      handle: async (input) => ({ body: await updateWebhook(depsOf(input), who(input), subscriptionId(input), input.body as SubscriptionChanges) }),
     },
     {
       ...changes,
@@ -108,7 +109,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       success: { status: 204, description: 'Deleted.' },
       errors: NOT_FOUND,
       handle: async (input) => {
-        await webhooks.deleteWebhook(depsOf(input), who(input), subscriptionId(input));
+        await deleteWebhook(depsOf(input), who(input), subscriptionId(input));
         return { status: 204 };
       },
     },
@@ -122,7 +123,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       pathParams: id,
       success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.rotateWebhookSecret(depsOf(input), who(input), subscriptionId(input)) }),
+      handle: async (input) => ({ body: await rotateWebhookSecret(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
       ...changes,
@@ -134,7 +135,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       pathParams: id,
       success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      handle: async (input) => ({ status: 202, body: await webhooks.sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
+      handle: async (input) => ({ status: 202, body: await sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
     },
     {
       ...changes,
@@ -148,7 +149,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       body: { schema: RECOVER_SCHEMA, ref: ref('WebhookRecover') },
       success: { status: 202, description: 'How many deliveries were queued.', schema: ref('Recovery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks', 'validation_failed', 'subscription_disabled'],
-      handle: async (input) => ({ status: 202, body: await webhooks.recoverWebhook(depsOf(input), who(input), subscriptionId(input), input.body as { since: string; until?: string }) }),
+      handle: async (input) => ({ status: 202, body: await recoverWebhook(depsOf(input), who(input), subscriptionId(input), input.body as { since: string; until?: string }) }),
     },
     {
       ...reads,
@@ -160,7 +161,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       query: DELIVERIES_QUERY,
       success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
       errors: [...NOT_FOUND, 'invalid_cursor'],
-      handle: async (input) => ({ body: await webhooks.listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
+      handle: async (input) => ({ body: await listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
     },
     {
       ...reads,
@@ -172,7 +173,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       pathParams: deliveryOf,
       success: { status: 200, description: 'The delivery with its attempts.', schema: ref('DeliveryWithAttempts') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await webhooks.getWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
+      handle: async (input) => ({ body: await getWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
     },
     {
       ...changes,
@@ -184,7 +185,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       pathParams: deliveryOf,
       success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
-      handle: async (input) => ({ status: 202, body: await webhooks.retryWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
+      handle: async (input) => ({ status: 202, body: await retryWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
     },
   ];
 }

@@ -5,7 +5,8 @@ import { ApiError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
-import { toSubscription, type SubscriptionRow } from './subscriptions.js';
+import type { Who } from '../common/who.js';
+import { findSubscription, requireWebhookPlan, toSubscription, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
 
 export interface DeliveryRow {
   id: string;
@@ -66,7 +67,7 @@ export function newDelivery(workspaceId: string, subscriptionId: string, event: 
  * A `webhook.test` event for one subscription only: it is written already dispatched, so the
  * fan-out never offers it to other subscriptions, with its delivery beside it.
  */
-export async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retries: number, now: number): Promise<DeliveryRow> {
+async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retries: number, now: number): Promise<DeliveryRow> {
   const id = newId('evt_');
   const payload = JSON.stringify({ id, type: 'webhook.test', created_at: iso(now), data: { object: toSubscription(subscription), previous: {} } });
   const delivery = newDelivery(subscription.workspace_id, subscription.id, { id, type: 'webhook.test' }, retries, now);
@@ -78,7 +79,7 @@ export async function createTestDelivery(db: Knex, subscription: SubscriptionRow
 }
 
 /** A page of a subscription's deliveries, newest first, of one status or all. */
-export function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
+function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
   if (query.status) q.where({ status: query.status });
   return keysetPage(q, query, { resource: 'delivery', sort: '-created_at' }, toDelivery);
@@ -108,7 +109,7 @@ export async function recentDeliveries(db: Knex, workspaceId: string, subscripti
  * Makes a delivery due now. A pending one keeps its schedule after this attempt; a finished
  * one (failed or succeeded) gets exactly one more attempt. One in flight is left to finish.
  */
-export async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: string, now: number): Promise<DeliveryRow> {
+async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: string, now: number): Promise<DeliveryRow> {
   return transaction(db, async (trx) => {
     const row = (await trx('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId }).forUpdate()) as DeliveryRow | undefined;
     if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
@@ -121,7 +122,7 @@ export async function retryDelivery(db: Knex, subscriptionId: string, deliveryId
 }
 
 /** One delivery of a subscription with every attempt, newest first: what was sent, when, and what came back. */
-export async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, deliveryId: string) {
+async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, deliveryId: string) {
   const row = (await db('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId })) as DeliveryRow | undefined;
   if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
   const attempts = (await db('webhook_attempts')
@@ -140,4 +141,30 @@ export async function findDeliveryWithAttempts(db: Knex, subscriptionId: string,
       response_excerpt: (a.response_excerpt as string | null) ?? null,
     })),
   };
+}
+
+export async function sendTestEvent(deps: WebhookDeps, who: Who, id: string) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  await requireWebhookPlan(deps.db, who.workspace);
+  const delivery = await createTestDelivery(deps.db, subscription, deps.config.webhookRetryDelays.length, deps.clock.now());
+  deps.notifier.notify();
+  return toDelivery(delivery);
+}
+
+export async function listWebhookDeliveries(deps: WebhookDeps, who: Who, id: string, query: { limit: number; cursor?: string; status?: string }) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  return listDeliveries(deps.db, subscription.id, query);
+}
+
+export async function getWebhookDelivery(deps: WebhookDeps, who: Who, id: string, deliveryId: string) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  return findDeliveryWithAttempts(deps.db, subscription.id, deliveryId);
+}
+
+export async function retryWebhookDelivery(deps: WebhookDeps, who: Who, id: string, deliveryId: string) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  await requireWebhookPlan(deps.db, who.workspace);
+  const delivery = await retryDelivery(deps.db, subscription.id, deliveryId, deps.clock.now());
+  deps.notifier.notify();
+  return toDelivery(delivery);
 }

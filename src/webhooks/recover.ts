@@ -3,7 +3,9 @@ import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { matches } from '../events/patterns.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
-import type { SubscriptionRow } from './subscriptions.js';
+import { ApiError } from '../common/errors.js';
+import type { Who } from '../common/who.js';
+import { findSubscription, requireWebhookPlan, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
 
 /** Events looked at per transaction: each one short, whatever the window holds. */
 const RECOVER_BATCH = 1000;
@@ -17,7 +19,7 @@ const RECOVER_BATCH = 1000;
  * index on subscription and event), so recovering twice sends nothing twice that succeeded.
  * Returns how many deliveries it made due.
  */
-export async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window: { since: number; until: number }, retries: number, now: number): Promise<number> {
+async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window: { since: number; until: number }, retries: number, now: number): Promise<number> {
   const since = Math.max(window.since, asNumber(subscription.created_at));
   const failed = await db('webhook_deliveries')
     .where({ subscription_id: subscription.id, status: 'failed' })
@@ -51,4 +53,20 @@ export async function recoverDeliveries(db: Knex, subscription: SubscriptionRow,
     if (events.length < RECOVER_BATCH) break;
   }
   return failed + added;
+}
+
+/** API.md section 11: what the subscription missed in the window, sent (again). */
+export async function recoverWebhook(deps: WebhookDeps, who: Who, id: string, body: { since: string; until?: string }) {
+  const subscription = await findSubscription(deps.db, who.workspace.id, id);
+  await requireWebhookPlan(deps.db, who.workspace);
+  const now = deps.clock.now();
+  const since = Date.parse(body.since);
+  const until = body.until !== undefined ? Date.parse(body.until) : now;
+  if (!(since < until)) throw new ApiError('validation_failed', 'since must be before until.', { errors: [{ pointer: '/since', message: 'must be before until' }] });
+  if (!subscription.enabled) {
+    throw new ApiError('subscription_disabled', 'The subscription is disabled: recovery sends to it, so enable it first (PATCH {"enabled": true}), then recover.');
+  }
+  const deliveries = await recoverDeliveries(deps.db, subscription, { since, until }, deps.config.webhookRetryDelays.length, now);
+  if (deliveries > 0) deps.notifier.notify();
+  return { deliveries };
 }

@@ -10,7 +10,29 @@ import { iso } from '../db/iso.js';
 import { newSecret } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
 import { recordAudit } from '../audit/log.js';
-import type { AuditContext } from '../common/who.js';
+import type { Who } from '../common/who.js';
+import type { Config } from '../common/config.js';
+import type { Clock } from '../common/clock.js';
+import type { EventInfo } from '../events/catalog.js';
+import type { Notifier } from '../events/notify.js';
+import { checkSubscriptionInput } from './destination.js';
+import type { Resolve } from './ssrf.js';
+
+/**
+ * What the subscription operations of API.md section 8 work with. They take (deps, who, input),
+ * return what clients see or throw ApiError, and never see HTTP: both doors (the public API
+ * with a key, the internal one with a session) call them.
+ */
+export interface WebhookDeps {
+  db: Knex;
+  clock: Clock;
+  notifier: Notifier;
+  /** Seals the signing secrets it stores. */
+  secrets: Keyring;
+  config: Pick<Config, 'webhookAllowPrivate' | 'webhookRetryDelays'>;
+  resolve: Resolve;
+  catalog: readonly EventInfo[];
+}
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -62,6 +84,12 @@ export async function findSubscription(db: Knex | Knex.Transaction, workspaceId:
   return row;
 }
 
+/** Test deliveries, retries and recoveries send: a plan without webhooks sends nothing. */
+export async function requireWebhookPlan(db: Knex, workspace: { plan: string }): Promise<void> {
+  const plan = await findPlan(db, workspace.plan);
+  if (!allowsWebhooks(plan)) throw new ApiError('plan_forbids_webhooks', `The ${workspace.plan} plan does not include webhooks.`);
+}
+
 /** The first millisecond of the UTC calendar month holding `now`. */
 export function monthStart(now: number): number {
   const d = new Date(now);
@@ -80,7 +108,11 @@ export interface NewSubscription {
  * `webhooks_per_month` created per UTC calendar month (deleted ones count). The workspace row
  * is locked so two concurrent creations cannot both take the last one.
  */
-export async function createSubscription(db: Knex, keyring: Keyring, workspaceId: string, input: NewSubscription, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
+export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubscription) {
+  await checkSubscriptionInput(deps, input);
+  const { db, secrets: keyring } = deps;
+  const workspaceId = who.workspace.id;
+  const now = deps.clock.now();
   return transaction(db, async (trx) => {
     const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
     const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
@@ -111,14 +143,18 @@ export async function createSubscription(db: Knex, keyring: Keyring, workspaceId
       deleted_at: null,
     };
     await trx('webhook_subscriptions').insert(row);
-    await recordAudit(trx, audit, { workspaceId, action: 'webhook.created', target: { type: 'webhook', id: row.id }, details: { url: row.url, events: input.events } }, now);
-    return { row, secret };
+    await recordAudit(trx, who, { workspaceId, action: 'webhook.created', target: { type: 'webhook', id: row.id }, details: { url: row.url, events: input.events } }, now);
+    return { ...toSubscription(row), secret };
   });
 }
 
 /** A page of the workspace's subscriptions, newest first, without their secrets. */
-export function listSubscriptions(db: Knex, workspaceId: string, query: { limit: number; cursor?: string }) {
-  return keysetPage(live(db, workspaceId), query, { resource: 'webhook', sort: '-created_at' }, toSubscription);
+export function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
+  return keysetPage(live(deps.db, who.workspace.id), query, { resource: 'webhook', sort: '-created_at' }, toSubscription);
+}
+
+export async function getWebhook(deps: WebhookDeps, who: Who, id: string) {
+  return toSubscription(await findSubscription(deps.db, who.workspace.id, id));
 }
 
 export interface SubscriptionChanges {
@@ -130,8 +166,11 @@ export interface SubscriptionChanges {
 }
 
 /** A partial update; turning a subscription on clears why it was off and its failure streak. */
-export async function updateSubscription(db: Knex, workspaceId: string, id: string, changes: SubscriptionChanges, now: number, audit: AuditContext): Promise<SubscriptionRow> {
-  return transaction(db, async (trx) => {
+export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, changes: SubscriptionChanges) {
+  await checkSubscriptionInput(deps, changes);
+  const workspaceId = who.workspace.id;
+  const now = deps.clock.now();
+  const row = await transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const update: Partial<SubscriptionRow> = {};
     if (changes.url !== undefined) update.url = changes.url;
@@ -146,35 +185,41 @@ export async function updateSubscription(db: Knex, workspaceId: string, id: stri
     if (Object.keys(update).length === 0) return row;
     update.updated_at = now;
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
-    await recordAudit(trx, audit, { workspaceId, action: 'webhook.updated', target: { type: 'webhook', id: row.id }, details: { ...changes } }, now);
+    await recordAudit(trx, who, { workspaceId, action: 'webhook.updated', target: { type: 'webhook', id: row.id }, details: { ...changes } }, now);
     return { ...row, ...update };
   });
+  return toSubscription(row);
 }
 
 /**
  * Deletes a subscription: it stops receiving at once and its delivery log goes with it. The
  * row stays, without its secrets, because it counts toward the month's allowance.
  */
-export async function deleteSubscription(db: Knex, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<void> {
-  await transaction(db, async (trx) => {
+export async function deleteWebhook(deps: WebhookDeps, who: Who, id: string): Promise<void> {
+  const workspaceId = who.workspace.id;
+  const now = deps.clock.now();
+  await transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     await trx('webhook_deliveries').where({ subscription_id: row.id }).delete();
     await trx('webhook_subscriptions')
       .update({ deleted_at: now, updated_at: now, enabled: false, secret: '', previous_secret: null, previous_secret_until: null })
       .where({ id: row.id });
-    await recordAudit(trx, audit, { workspaceId, action: 'webhook.deleted', target: { type: 'webhook', id: row.id }, details: { url: row.url } }, now);
+    await recordAudit(trx, who, { workspaceId, action: 'webhook.deleted', target: { type: 'webhook', id: row.id }, details: { url: row.url } }, now);
   });
 }
 
 /** A new secret; the old one keeps signing beside it for 24 hours. */
-export async function rotateSecret(db: Knex, keyring: Keyring, workspaceId: string, id: string, now: number, audit: AuditContext): Promise<{ row: SubscriptionRow; secret: string }> {
-  return transaction(db, async (trx) => {
+export async function rotateWebhookSecret(deps: WebhookDeps, who: Who, id: string) {
+  const { secrets: keyring } = deps;
+  const workspaceId = who.workspace.id;
+  const now = deps.clock.now();
+  return transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const secret = newSecret();
     const update = { secret: keyring.seal(secret, row.id), previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
-    await recordAudit(trx, audit, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
-    return { row: { ...row, ...update }, secret };
+    await recordAudit(trx, who, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
+    return { ...toSubscription({ ...row, ...update }), secret };
   });
 }
 

@@ -367,7 +367,7 @@ describe('generated write routes', () => {
         expect(await app.deps.db('events').where({ object_id: deal.id, type: 'deal.created' }).count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 1);
       }
       const after = await snapshot(app, workspaceId);
-      expect(after).to.deep.equal({ ...before, clients: before.clients + 1, deals: before.deals + 20, events: before.events + 21 });
+      expect(after).to.deep.equal({ ...before, clients: Number(before.clients) + 1, deals: Number(before.deals) + 20, events: Number(before.events) + 21 });
     });
   });
 
