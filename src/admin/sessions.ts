@@ -144,11 +144,3 @@ export async function sweepSessions(db: Knex, now: number): Promise<number> {
   return sessions + failures;
 }
 
-/** A cookie's value from a Cookie header ('' when absent). */
-export function cookieValue(header: string | undefined, name: string): string {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return '';
-}

@@ -1,3 +1,4 @@
+import { ApiError } from '../common/errors.js';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { asNumber } from '../db/decode.js';
@@ -109,6 +110,18 @@ async function upsert(db: Knex, batch: readonly Bucket[]): Promise<void> {
     ? `ON DUPLICATE KEY UPDATE ${COUNTERS.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
     : `ON CONFLICT (key_id, hour) DO UPDATE SET ${COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
   await db.raw(`INSERT INTO key_usage (key_id, workspace_id, hour, ${COUNTERS.join(', ')}) VALUES ${values} ${update}`, bindings);
+}
+
+/**
+ * The window a usage query asks for: `since` and `until` (RFC 3339) default to the 7 days up to
+ * now; 400 when since is not before until or the window spans more than 31 days.
+ */
+export function usageWindow(query: { key_id?: string; since?: string; until?: string }, now: number): { keyId?: string; since: number; until: number } {
+  const until = query.until !== undefined ? Date.parse(query.until) : now;
+  const since = query.since !== undefined ? Date.parse(query.since) : until - 7 * 24 * HOUR_MS;
+  if (!(since < until)) throw new ApiError('invalid_parameter', 'since must be before until.', { errors: [{ parameter: 'since', message: 'must be before until' }] });
+  if (until - since > 31 * 24 * HOUR_MS) throw new ApiError('invalid_parameter', 'A usage query spans at most 31 days.', { errors: [{ parameter: 'until', message: 'must be at most 31 days after since' }] });
+  return { ...(query.key_id !== undefined ? { keyId: query.key_id } : {}), since, until };
 }
 
 /** A workspace's hourly buckets in [since, until), oldest first, of one key or all. */

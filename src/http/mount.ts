@@ -30,12 +30,12 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
       const { schema, readOnly = [], required } = route.body;
       chain.push(jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined));
     }
-    chain.push(handler(route, deps));
+    chain.push(handler(route, deps, api.credentials === 'session'));
     router[route.method](`${api.base}${routerPath(route.path)}`, ...chain);
   }
 }
 
-function handler(route: Route, deps: ApiDeps) {
+function handler(route: Route, deps: ApiDeps, cookies: boolean) {
   return async (ctx: Ctx) => {
     const reply = await route.handle({
       deps,
@@ -50,6 +50,8 @@ function handler(route: Route, deps: ApiDeps) {
       query: ctx.state.query ?? {},
       body: ctx.state.body ?? {},
       headers: ctx.headers,
+      // Koa's cookies where a session lives (made per request when asked for: not on the public API's path).
+      cookies: cookies ? ctx.cookies : undefined,
     });
     ctx.status = reply.status ?? 200;
     for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);

@@ -1,3 +1,4 @@
+import type Cookies from 'cookies';
 import type { Stores } from './store.js';
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../common/errors.js';
@@ -41,6 +42,8 @@ export interface RouteInput {
   body: Record<string, unknown>;
   /** The request's headers, names in lower case. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Koa's cookies (read and set), on the internal API (credentials: 'session'); undefined on the public one. */
+  cookies: Cookies | undefined;
 }
 
 /** A request header ('' when absent or repeated). Not a method of the input: no closure per request. */

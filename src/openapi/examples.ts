@@ -1,3 +1,5 @@
+import { eventCatalog, TEST_EVENT, type EventInfo } from '../events/catalog.js';
+import type { Registry } from '../kernel/registry.js';
 import type { JsonSchema } from '../kernel/define.js';
 
 /** The moment every generated example is dated: fixed, so the document is the same at every boot. */
@@ -84,4 +86,9 @@ export function withExamples(webhooks: Record<string, JsonSchema>, schemas: Reco
 /** An event's example payload as the public document gives it, or null when it gives none. */
 export function eventExample(document: JsonSchema, event: string): unknown {
   return at(document, 'webhooks', event, 'post', EXAMPLE_EXTENSION) ?? null;
+}
+
+/** The event catalog (and `webhook.test`), each event with the example payload `document` gives it. */
+export function eventCatalogWithExamples(registry: Registry, document: JsonSchema): Array<EventInfo & { example: unknown }> {
+  return [...eventCatalog(registry), TEST_EVENT].map((e) => ({ ...e, example: eventExample(document, e.name) }));
 }

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { generatePassword, hashPassword, verifyPassword } from '../../src/admin/passwords.js';
-import { cookieValue } from '../../src/admin/sessions.js';
 
 describe('passwords', () => {
   it('hashes with scrypt and a random salt, verifies the right password only, and never stores it', async () => {
@@ -18,15 +17,5 @@ describe('passwords', () => {
 
   it('matches nothing against a malformed stored hash', async () => {
     for (const stored of ['', 'plain', 'scrypt$1$2$3$$', 'bcrypt$2b$10$abc']) expect(await verifyPassword('x', stored)).to.equal(false);
-  });
-});
-
-describe('cookieValue', () => {
-  it('reads one cookie of a Cookie header, and nothing of a look-alike', () => {
-    expect(cookieValue('a=1; ws_session=abc; b=2', 'ws_session')).to.equal('abc');
-    expect(cookieValue('ws_session=abc', 'ws_session')).to.equal('abc');
-    expect(cookieValue('xws_session=abc; ws_sessionx=d', 'ws_session')).to.equal('');
-    expect(cookieValue(undefined, 'ws_session')).to.equal('');
-    expect(cookieValue('', 'ws_session')).to.equal('');
   });
 });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { cookieValue, findSession, SESSION_COOKIE } from '../../admin/sessions.js';
+import { findSession, SESSION_COOKIE } from '../../admin/sessions.js';
 import type { Clock } from '../../common/clock.js';
 import { ApiError } from '../../common/errors.js';
 import type { Ctx } from './context.js';
@@ -34,7 +34,7 @@ export function authenticateSession(options: { db: Knex; clock: Clock; publicOpe
   const { db, clock, publicOperations } = options;
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
     if (publicOperations.has(`${ctx.method} ${ctx.path}`)) return next();
-    const token = cookieValue(ctx.get('cookie'), SESSION_COOKIE);
+    const token = ctx.cookies.get(SESSION_COOKIE) ?? '';
     const session = token ? await findSession(db, token, clock.now()) : null;
     if (!session) {
       const detail = token

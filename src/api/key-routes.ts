@@ -1,0 +1,78 @@
+import { createKey, findPlan, KEY_CREATE_SCHEMA, keyView, listKeyPage, revokeKey } from '../auth/keys.js';
+import { effectiveScopes, type Plan } from '../auth/plans.js';
+import { scopeCatalog } from '../auth/scopes.js';
+import type { Registry } from '../kernel/registry.js';
+import { signedIn, who, type Route } from '../kernel/route.js';
+import { PAGE_PARAMETERS } from '../kernel/schemas.js';
+import { ref } from '../openapi/operation.js';
+
+/** The workspace's API keys as the administration area manages them: the very functions the admin command uses. */
+export function keyRoutes(registry: Registry): Route[] {
+  const scopes = scopeCatalog(registry);
+  const catalog = scopes.map((s) => s.name);
+  return [
+    {
+      method: 'get',
+      path: '/scopes',
+      operationId: 'listScopes',
+      summary: 'Every scope, and whether the plan allows it',
+      tag: 'keys',
+      access: null,
+      success: { status: 200, description: 'The scope catalog.', schema: ref('ScopeAllowedList') },
+      errors: ['invalid_parameter'],
+      handle: async (input) => {
+        const plan = (await findPlan(input.deps.db, signedIn(input).workspace.plan)) as Plan;
+        const allowed = new Set(effectiveScopes(catalog, plan.api_access));
+        return { body: { data: scopes.map((s) => ({ ...s, allowed: allowed.has(s.name) })) } };
+      },
+    },
+    {
+      method: 'get',
+      path: '/keys',
+      operationId: 'listKeys',
+      summary: 'List API keys',
+      tag: 'keys',
+      access: null,
+      query: { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS },
+      success: { status: 200, description: 'A page of keys, newest first, revoked ones included.', schema: ref('KeyList') },
+      errors: ['invalid_parameter', 'invalid_cursor'],
+      handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string }) }),
+    },
+    {
+      method: 'post',
+      path: '/keys',
+      operationId: 'createKey',
+      summary: 'Create an API key',
+      description: "The plan's rules hold exactly as for the admin command: a read_only plan allows no write: scope (403 plan_forbids_scope), the number of live keys is capped (403 key_limit_reached), an unknown scope or a rate limit outside 1-6000 is 422.",
+      tag: 'keys',
+      access: 'admin',
+      body: { schema: KEY_CREATE_SCHEMA, ref: ref('KeyCreate') },
+      success: { status: 201, description: 'The key and its token, shown only here.', schema: ref('KeyWithToken') },
+      errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'key_limit_reached'],
+      handle: async (input) => {
+        const acting = who(input);
+        const body = input.body as { name: string; scopes: string[]; rate_limit?: number };
+        const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
+        return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
+      },
+    },
+    {
+      method: 'delete',
+      path: '/keys/{id}',
+      operationId: 'revokeKey',
+      summary: 'Revoke an API key',
+      description: 'Every server process refuses the key from its next request on. Revoking a revoked key changes nothing.',
+      tag: 'keys',
+      access: 'admin',
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      success: { status: 204, description: 'Revoked.' },
+      errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
+      handle: async (input) => {
+        const acting = who(input);
+        const { deps } = input;
+        await revokeKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
+        return { status: 204 };
+      },
+    },
+  ];
+}
