@@ -75,6 +75,9 @@ function describe(err: unknown, timeoutMs: number): string {
  * Sends signed deliveries: Standard Webhooks headers plus X-Service-Signature, one attempt per
  * call, no redirects followed, everything within `timeoutMs`.
  */
+/** Sends signed webhook requests (see createSender). */
+export type Sender = ReturnType<typeof createSender>;
+
 export function createSender(options: { resolve: Resolve; allowPrivate: boolean; timeoutMs: number; clock: Clock }) {
   const { resolve, allowPrivate, timeoutMs, clock } = options;
   const agent = new Agent({ connect: { lookup: guardedLookup(resolve, allowPrivate), timeout: timeoutMs }, keepAliveTimeout: 30_000, connections: 32 });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { transaction } from '../db/dialect.js';
 import type { Redis } from '../db/redis.js';
+import { deferClaimed, type Job } from './claim.js';
 
 /**
  * A subscription's bucket holds at most this share of a second's deliveries (at least one):
@@ -70,6 +71,30 @@ export class Throttle {
       }
     }
     return this.takeFromDatabase(subscriptionId, rate, want, now);
+  }
+
+  /**
+   * The claimed jobs that may go now: all of a subscription without a limit; of one with
+   * max_deliveries_per_second, as many as its bucket grants. The rest are handed back, each due
+   * when its token will be there, so they wait without holding a slot other subscriptions need.
+   */
+  async admit(jobs: readonly Job[], now: () => number): Promise<Job[]> {
+    const limited = new Map<string, Job[]>();
+    const admitted: Job[] = [];
+    for (const job of jobs) {
+      if (job.maxPerSecond === null) admitted.push(job);
+      else limited.set(job.delivery.subscription_id, [...(limited.get(job.delivery.subscription_id) ?? []), job]);
+    }
+    const deferred: Array<{ id: string; leaseOwner: string; at: number }> = [];
+    for (const [subscription, group] of limited) {
+      const rate = group[0]!.maxPerSecond!;
+      const at = now();
+      const grant = await this.take(subscription, rate, group.length, at);
+      admitted.push(...group.slice(0, grant.granted));
+      group.slice(grant.granted).forEach((job, i) => deferred.push({ id: job.delivery.id, leaseOwner: job.delivery.lease_owner ?? '', at: at + grant.waitMs(i) }));
+    }
+    await deferClaimed(this.db, deferred);
+    return admitted;
   }
 
   private takeFromDatabase(subscriptionId: string, rate: number, want: number, now: number): Promise<Grant> {

@@ -1,0 +1,85 @@
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Clock } from '../common/clock.js';
+import type { Metrics } from '../metrics/registry.js';
+import { recordOutcomes, type Finished } from './record.js';
+
+/**
+ * Finished attempts are recorded together: a batch goes once this many are waiting, or this
+ * long after the first of them finished. One transaction per attempt would make recording,
+ * not sending, the limit (on SQLite, one commit per delivery on the connection the API needs).
+ */
+const RECORD_BATCH = 50;
+const RECORD_WAIT_MS = 10;
+
+export interface RecorderDeps {
+  db: Knex;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  retryDelays: readonly number[];
+  /** The worker, as its log lines name it. */
+  workerId: string;
+  /** Called after each batch: retries were just scheduled, so the worker may need to wake sooner. */
+  recorded: () => void;
+}
+
+/**
+ * Records a worker's finished attempts in batches, batching whatever finishes while a batch is
+ * being written. A batch that cannot be written (the database is away) goes back to the front
+ * of the queue and is tried again after a pause, so a send is not repeated for want of its record.
+ */
+export class AttemptRecorder {
+  private finished: Finished[] = [];
+  private recording: Promise<void> | undefined;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: RecorderDeps) {}
+
+  add(attempt: Finished): void {
+    this.finished.push(attempt);
+    if (this.finished.length >= RECORD_BATCH) void this.record();
+    else this.timer ??= setTimeout(() => void this.record(), RECORD_WAIT_MS);
+  }
+
+  /** At stop: records what is left, in up to `rounds` tries; answers how many stay unrecorded. */
+  async flush(rounds = 5): Promise<number> {
+    for (let round = 0; round < rounds && (this.finished.length > 0 || this.recording); round++) await this.record();
+    return this.finished.length;
+  }
+
+  private record(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.recording || this.finished.length === 0) return this.recording ?? Promise.resolve();
+    const batch = this.finished;
+    this.finished = [];
+    const { db, clock, log, metrics, retryDelays, workerId } = this.deps;
+    this.recording = recordOutcomes(db, batch, retryDelays, clock.now())
+      .then(
+        (failed) => {
+          this.failures = 0;
+          const retrying = failed.filter((a) => a.next_attempt_at).length;
+          metrics.deliveries.inc({ outcome: 'succeeded' }, batch.length - failed.length);
+          if (retrying > 0) metrics.deliveries.inc({ outcome: 'retrying' }, retrying);
+          if (failed.length > retrying) metrics.deliveries.inc({ outcome: 'failed' }, failed.length - retrying);
+          // Never the secret or the body: which delivery, what happened, what comes next.
+          for (const attempt of failed) log.warn({ worker: workerId, ...attempt }, attempt.next_attempt_at ? 'delivery attempt failed; will retry' : 'delivery attempt failed; no retries left');
+        },
+        async (err: unknown) => {
+          this.failures++;
+          const pauseMs = Math.min(100 * 2 ** this.failures, 5000);
+          log.error({ err, worker: workerId, deliveries: batch.length, retry_in_ms: pauseMs }, 'cannot record attempts yet; will try again');
+          this.finished = [...batch, ...this.finished];
+          await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        },
+      )
+      .finally(() => {
+        this.recording = undefined;
+        this.deps.recorded();
+        if (this.finished.length > 0) void this.record();
+      });
+    return this.recording;
+  }
+}
