@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'wsk_';
 /** wsk_ + 43 characters of base64url (32 random bytes). */
@@ -14,7 +14,7 @@ export function looksLikeToken(token: string): boolean {
 
 /** Tokens carry 256 random bits, so one fast hash is enough: nothing to brute-force. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** What lists and logs may show of a key: enough to recognise it, never enough to use it. */

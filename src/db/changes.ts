@@ -5,10 +5,12 @@ import type { DatabaseConfig } from '../common/config.js';
 /**
  * What tells a process that a key it looked up may no longer be what the database says: the
  * counter of auth_changes, which every change to what a key may do bumps in its own
- * transaction (noteAuthChange). On SQLite it is read per request through a statement prepared
- * once on a connection of its own: synchronous, a few microseconds, no query through the pool.
- * None for MySQL (Redis tells of revocations there, and the key cache lives a second) or an
- * in-memory database.
+ * transaction (noteAuthChange). On SQLite it is read through a statement prepared once on a
+ * connection of its own (synchronous, no query through the pool), once per turn of the event
+ * loop: the requests a turn handles share that reading. Each of them was read from its socket
+ * in that turn, so it was sent before the reading; a request sent after a revocation committed
+ * is handled in a later turn and reads the counter again. None for MySQL (Redis tells of
+ * revocations there, and the key cache lives a second) or an in-memory database.
  */
 export interface ChangeCounter {
   version(): number;
@@ -23,16 +25,26 @@ export async function noteAuthChange(trx: Knex.Transaction): Promise<void> {
 export function sqliteChangeCounter(database: DatabaseConfig): ChangeCounter | undefined {
   if (database.client !== 'sqlite' || database.filename === ':memory:') return undefined;
   const connection = new Database(database.filename);
-  let read: Database.Statement | undefined;
+  let statement: Database.Statement | undefined;
+  const read = (): number => {
+    try {
+      statement ??= connection.prepare('SELECT version FROM auth_changes WHERE id = 1').pluck();
+      return statement.get() as number;
+    } catch {
+      // Not migrated yet: a value equal to nothing, itself included, so nothing is kept.
+      return NaN;
+    }
+  };
+  // This turn's reading; forgotten when the turn ends.
+  let reading: number | undefined;
+  const forget = () => (reading = undefined);
   return {
     version() {
-      try {
-        read ??= connection.prepare('SELECT version FROM auth_changes WHERE id = 1').pluck();
-        return read.get() as number;
-      } catch {
-        // Not migrated yet: a value equal to nothing, itself included, so nothing is kept.
-        return NaN;
+      if (reading === undefined) {
+        reading = read();
+        setImmediate(forget);
       }
+      return reading;
     },
     close: () => connection.close(),
   };
