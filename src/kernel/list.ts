@@ -1,5 +1,7 @@
 import { decodeCursor } from './cursor.js';
 import type { Row, SortField } from './define.js';
+import { ApiError } from '../common/errors.js';
+import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { keysetPage, toPage } from './keyset.js';
 import type { ResourceStore } from './store.js';
 
@@ -19,7 +21,8 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   const { name, list } = store.resource.def;
   const column = query.sort.replace(/^-/, '') as SortField;
   const order = query.sort.startsWith('-') ? 'desc' : 'asc';
-  const narrowed = query.updated_since !== undefined || list.filters.some((filter) => query[filter] !== undefined);
+  const operators = store.resource.filters.filter((filter) => query[filter.parameter] !== undefined);
+  const narrowed = operators.length > 0 || query.updated_since !== undefined || list.filters.some((filter) => query[filter] !== undefined);
   if (!narrowed) {
     // The common page: one statement compiled once, run by the driver.
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, name, query.sort);
@@ -32,5 +35,19 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     if (query[filter] !== undefined) q.where(filter, query[filter] as string);
   }
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
+  for (const filter of operators) narrow(q, filter, query[filter.parameter]);
   return keysetPage(q.select(store.resource.columns), query, { resource: name, sort: query.sort }, (row: Row) => store.toObject(row));
+}
+
+/** Adds one operator's condition (ANDed with the others); `[in]` values are checked here, 400 naming the parameter. */
+function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, value: unknown): void {
+  if (filter.operator !== 'in') {
+    q.where(filter.field, SQL_OPERATOR[filter.operator], filter.encode(value) as number | string);
+    return;
+  }
+  const parsed = inValues(filter, String(value));
+  if ('problem' in parsed) {
+    throw new ApiError('invalid_parameter', `Invalid query parameter: ${filter.parameter}.`, { errors: [{ parameter: filter.parameter, message: parsed.problem }] });
+  }
+  q.whereIn(filter.field, parsed.values.map((v) => filter.encode(v) as string));
 }

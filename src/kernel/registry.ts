@@ -4,6 +4,7 @@ import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
+import { operatorFilters, type OperatorFilter } from './filters.js';
 import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../common/modules.js';
 
@@ -18,6 +19,8 @@ export interface CompiledResource {
   readonly columns: readonly string[];
   /** Each field's kind: its column, its codec, what lists can do with it. */
   readonly kinds: Readonly<Record<string, FieldKind>>;
+  /** The list's operator parameters (`amount[gte]`, `stage[in]`), from the fields' kinds. */
+  readonly filters: readonly OperatorFilter[];
 }
 
 export interface Registry {
@@ -143,7 +146,9 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
   for (const { plugin: declaredPlugin, file } of declared) {
     const plugin = withReferencePatterns(declaredPlugin, prefixes, file);
     const object = objectSchema(plugin);
-    const query = listQuerySchema(plugin);
+    const kinds = fieldKinds(declaredPlugin, file);
+    const filters = operatorFilters(plugin, kinds);
+    const query = listQuerySchema(plugin, filters);
     const createBody = createBodySchema(plugin);
     const updateBody = updateBodySchema(plugin);
     // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
@@ -166,7 +171,8 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         createBodySchema: createBody,
         updateBodySchema: updateBody,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
-        kinds: fieldKinds(declaredPlugin, file),
+        kinds,
+        filters: Object.freeze(filters),
       }),
     );
   }

@@ -1,4 +1,5 @@
 import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
+import type { OperatorFilter } from './filters.js';
 
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -43,7 +44,7 @@ export const PAGE_PARAMETERS: Record<string, JsonSchema> = {
   cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
 };
 
-export function listQuerySchema(resource: Resource): JsonSchema {
+export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = []): JsonSchema {
   const properties: Record<string, JsonSchema> = {
     ...PAGE_PARAMETERS,
     sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
@@ -53,6 +54,7 @@ export function listQuerySchema(resource: Resource): JsonSchema {
     const field = resource.fields[filter];
     if (field) properties[filter] = filterSchema(field);
   }
+  for (const filter of filters) properties[filter.parameter] = filter.schema;
   return { type: 'object', additionalProperties: false, properties };
 }
 

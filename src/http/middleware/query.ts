@@ -2,11 +2,25 @@ import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { formatMessage, patternMessage } from '../../kernel/messages.js';
+import { offeredOperators } from '../../kernel/filters.js';
+
+/** `field[op]`: the field and the operator a parameter names, if it names one. */
+const OPERATOR_PARAMETER = /^(.+)\[(\w*)\]$/;
+
+/** What a list offers on a field, said beside any problem with one of its operator parameters. */
+function offered(properties: Readonly<Record<string, unknown>>, name: string): string {
+  const field = OPERATOR_PARAMETER.exec(name)?.[1];
+  if (field === undefined) return '';
+  const operators = offeredOperators(properties, field);
+  return operators.length === 0 ? `; ${field} offers no operators here` : `; ${field} offers ${operators.map((o) => (o === 'eq' ? `${field}=` : `${field}[${o}]`)).join(', ')}`;
+}
 
 function items(validate: ValidateFunction): ErrorItem[] {
   return (validate.errors ?? []).map((e) => {
     if (e.keyword === 'additionalProperties') {
       const name = String((e.params as { additionalProperty: string }).additionalProperty);
+      const operator = OPERATOR_PARAMETER.exec(name);
+      if (operator) return { parameter: name, message: `${operator[1]} does not offer the operator ${JSON.stringify(operator[2])}` };
       return { parameter: name, message: 'is not a parameter of this endpoint' };
     }
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -60,7 +74,9 @@ export function validateQuery(validate: ValidateFunction) {
       }
     }
     if (!validate(query) || bad.size > 0) {
-      const errors = [...bad.values(), ...(validate.errors ? items(validate) : []).filter((e) => !bad.has(e.parameter ?? ''))];
+      const properties = (validate.schema as { properties?: Record<string, unknown> }).properties ?? {};
+      // A problem with an operator parameter says what the list offers on that field.
+      const errors = [...bad.values(), ...(validate.errors ? items(validate) : []).filter((e) => !bad.has(e.parameter ?? ''))].map((e) => ({ ...e, message: `${e.message}${offered(properties, e.parameter ?? '')}` }));
       const names = [...new Set(errors.map((e) => e.parameter))].join(', ');
       throw new ApiError('invalid_parameter', `Invalid query parameter: ${names}.`, { errors });
     }
