@@ -4,6 +4,7 @@ import { deleteObject } from '../kernel/delete.js';
 import { getObject } from '../kernel/get.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kernel/idempotency.js';
 import { listPage, type ListQuery } from '../kernel/list.js';
+import { expand, expansionsOf } from '../kernel/expand.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
 import { actionBodySchema } from '../kernel/schemas.js';
 import type { Handle, Route } from '../kernel/route.js';
@@ -60,7 +61,13 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       query: resource.listQuerySchema,
       success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
       errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: extend(own.list, async (input) => ({ body: await listPage(input.deps.stores.of(resource), caller(input).workspace.id, input.query as ListQuery) })),
+      handle: extend(own.list, async (input) => {
+        const store = input.deps.stores.of(resource);
+        const { workspace, scopes } = caller(input);
+        const expansions = expansionsOf(store, input.query.expand, scopes);
+        const page = await listPage(store, workspace.id, input.query as ListQuery);
+        return { body: expansions.length === 0 ? page : { ...page, data: await expand(expansions, workspace.id, page.data) } };
+      }),
     },
     {
       method: 'post',
@@ -92,9 +99,16 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       tag,
       access: def.scopes.read,
       pathParams,
+      ...(resource.getQuerySchema ? { query: resource.getQuerySchema } : {}),
       success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle: extend(own.get, async (input) => ({ body: await getObject(input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id)) })),
+      handle: extend(own.get, async (input) => {
+        const store = input.deps.stores.of(resource);
+        const { workspace, scopes } = caller(input);
+        const expansions = expansionsOf(store, input.query.expand, scopes);
+        const object = await getObject(store, workspace.id, String(input.params.id));
+        return { body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
+      }),
     },
     {
       method: 'patch',

@@ -5,6 +5,7 @@ import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resou
 import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
 import { operatorFilters, type OperatorFilter } from './filters.js';
+import { expandParameter } from './expand.js';
 import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../common/modules.js';
 
@@ -13,6 +14,8 @@ export interface CompiledResource {
   readonly file: string;
   readonly objectSchema: JsonSchema;
   readonly listQuerySchema: JsonSchema;
+  /** The query string of GET /<path>/{id}: `expand` when the resource has references to expand, else nothing. */
+  readonly getQuerySchema: JsonSchema | undefined;
   readonly createBodySchema: JsonSchema;
   readonly updateBodySchema: JsonSchema;
   /** Columns read for the object, in output order. */
@@ -148,7 +151,9 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
     const object = objectSchema(plugin);
     const kinds = fieldKinds(declaredPlugin, file);
     const filters = operatorFilters(plugin, kinds);
-    const query = listQuerySchema(plugin, filters);
+    const expansion = expandParameter(plugin, kinds);
+    const query = listQuerySchema(plugin, filters, expansion);
+    const getQuery = Object.keys(expansion).length > 0 ? { type: 'object', additionalProperties: false, properties: expansion } : undefined;
     const createBody = createBodySchema(plugin);
     const updateBody = updateBodySchema(plugin);
     // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
@@ -168,6 +173,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         file,
         objectSchema: object,
         listQuerySchema: query,
+        getQuerySchema: getQuery,
         createBodySchema: createBody,
         updateBodySchema: updateBody,
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),

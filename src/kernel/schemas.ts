@@ -44,7 +44,7 @@ export const PAGE_PARAMETERS: Record<string, JsonSchema> = {
   cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
 };
 
-export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = []): JsonSchema {
+export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = [], extra: Record<string, JsonSchema> = {}): JsonSchema {
   const properties: Record<string, JsonSchema> = {
     ...PAGE_PARAMETERS,
     sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
@@ -55,6 +55,7 @@ export function listQuerySchema(resource: Resource, filters: readonly OperatorFi
     if (field) properties[filter] = filterSchema(field);
   }
   for (const filter of filters) properties[filter.parameter] = filter.schema;
+  Object.assign(properties, extra);
   return { type: 'object', additionalProperties: false, properties };
 }
 

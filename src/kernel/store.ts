@@ -22,6 +22,8 @@ export interface ResourceStore {
   readonly references: ReadonlyMap<string, ResourceStore>;
   /** One object as clients read it, or undefined. */
   find(workspaceId: string, id: string): Promise<Row | undefined>;
+  /** The objects of these ids (those that exist, in no order), as clients read them: one query. */
+  findMany(workspaceId: string, ids: readonly string[]): Promise<Row[]>;
   /** Up to `limit` stored rows of the unfiltered list in this order, first or past (value, id). */
   page(workspaceId: string, sort: { column: SortField; order: 'asc' | 'desc' }, after: { value: number; id: string } | undefined, limit: number): Promise<Row[]>;
   /** The query of a narrowed list (filters, updated_since), left to the planner: knex's builder on the table. */
@@ -86,6 +88,11 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     async find(workspaceId, id) {
       const [row] = (await reads.all(s.object.sql, args(s.object, ids(workspaceId, id)))) as Row[];
       return row && toObject(resource, row);
+    },
+    async findMany(workspaceId, wanted) {
+      if (wanted.length === 0) return [];
+      const rows = (await db.from(resource.def.table).where('workspace_id', workspaceId).whereIn('id', [...wanted]).select(resource.columns)) as Row[];
+      return rows.map((row) => toObject(resource, row));
     },
     async page(workspaceId, { column, order }, after, limit) {
       const statement = s.pages.get(`${column}:${order}:${after ? 'after' : 'first'}`);

@@ -1,6 +1,7 @@
 import type { JsonSchema } from '../kernel/define.js';
 import type { CompiledResource } from '../kernel/registry.js';
 import { ref } from './operation.js';
+import { expandable } from '../kernel/expand.js';
 
 /** `deal` -> `Deal`, `price_list` -> `PriceList`, `/price-lists` -> `PriceLists`. */
 export function pascal(name: string): string {
@@ -26,11 +27,27 @@ export function pageSchema(item: JsonSchema, description: string): JsonSchema {
   };
 }
 
+/** The object's schema with what `expand` may add beside each reference: the referenced object, or null. */
+function withExpansions(resource: CompiledResource): JsonSchema {
+  const names = expandable(resource.def, resource.kinds);
+  if (names.size === 0) return resource.objectSchema;
+  const properties: Record<string, JsonSchema> = {};
+  for (const [key, schema] of Object.entries(resource.objectSchema.properties as Record<string, JsonSchema>)) {
+    properties[key] = schema;
+    for (const [expanded, field] of names) {
+      if (field !== key) continue;
+      const target = resource.def.references[field] as string;
+      properties[expanded] = { anyOf: [ref(pascal(target)), { type: 'null' }], description: `With \`expand=${expanded}\` only: the ${target} \`${field}\` names, null when there is none.` };
+    }
+  }
+  return { ...resource.objectSchema, properties };
+}
+
 /** The schemas a resource contributes under components.schemas: the plugin's own, unchanged. */
 export function resourceSchemas(resource: CompiledResource): Record<string, JsonSchema> {
   const name = pascal(resource.def.name);
   return {
-    [name]: resource.objectSchema,
+    [name]: withExpansions(resource),
     [`${name}Create`]: resource.createBodySchema,
     [`${name}Update`]: resource.updateBodySchema,
     [`${name}List`]: pageSchema(ref(name), `A page of ${resource.def.path.slice(1)}.`),
