@@ -6,7 +6,8 @@ import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kerne
 import { listPage, type ListQuery } from '../kernel/list.js';
 import { expand, expansionsOf } from '../kernel/expand.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
-import { actionBodySchema } from '../kernel/schemas.js';
+import { actionBodySchema, batchBodySchema } from '../kernel/schemas.js';
+import { createBatch, MAX_BATCH } from '../kernel/batch.js';
 import type { Handle, Route } from '../kernel/route.js';
 import type { Handler } from '../kernel/define.js';
 import { updateObject } from '../kernel/update.js';
@@ -90,6 +91,25 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
           headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
         };
       }),
+    },
+    {
+      method: 'post',
+      path: `${def.path}/batch`,
+      operationId: `create${plural}Batch`,
+      summary: `Create up to ${MAX_BATCH} ${tag} at once`,
+      description: `Creates 1 to ${MAX_BATCH} ${tag} in one transaction, all or none, and emits \`${def.name}.created\` for each. A refused item refuses the batch: its errors point into it (\`/data/3/title\`). An Idempotency-Key covers the batch as a whole; the batch counts as one request against the rate limit.${machineText(resource)}`,
+      tag,
+      access: def.scopes.write,
+      headerParams: [IDEMPOTENCY_PARAMETER],
+      body: { schema: batchBodySchema(resource.createBodySchema, MAX_BATCH), ref: ref(`${name}BatchCreate`), readOnly, required: def.required },
+      success: { status: 201, description: `The new ${tag}, in the order sent.`, schema: ref(`${name}Batch`), headers: { 'Idempotent-Replayed': header('Idempotent-Replayed') } },
+      errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
+      handle: async (input) => {
+        const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
+        const bodies = (input.body as { data: Array<Record<string, unknown>> }).data;
+        const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent);
+        return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
+      },
     },
     {
       method: 'get',

@@ -1,4 +1,4 @@
-import { writeTransaction } from '../db/tx.js';
+import { writeTransaction, type Tx } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
 import { newId } from '../common/ids.js';
@@ -11,7 +11,7 @@ import type { ResourceStore } from './store.js';
 import { checkInitialState, initialState, stampsFor } from './state.js';
 
 /** The stored row of a new object: the body, defaults for what it left out, the kernel's fields. */
-function newRow(store: ResourceStore, workspaceId: string, body: Row, now: number): Row {
+export function newRow(store: ResourceStore, workspaceId: string, body: Row, now: number): Row {
   const { resource } = store;
   const { def } = resource;
   const row: Row = { id: newId(def.idPrefix), workspace_id: workspaceId };
@@ -23,6 +23,23 @@ function newRow(store: ResourceStore, workspaceId: string, body: Row, now: numbe
   row.created_at = now;
   row.updated_at = now;
   return row;
+}
+
+/** A new object's stored row and object after the plugin's hooks: validate, then beforeWrite (in the write's transaction). */
+export async function afterHooks(store: ResourceStore, workspaceId: string, body: Row, row: Row, now: number): Promise<{ stored: Row; object: Row }> {
+  const { resource } = store;
+  const ctx = { workspaceId, now: new Date(now) };
+  await runValidate(resource, body, undefined, ctx);
+  const proposed = await runBeforeWrite(resource, store.toObject(row), undefined, ctx);
+  const stored = { ...row, ...store.toStored(pickFields(resource, proposed)) };
+  return { stored, object: store.toObject(stored) };
+}
+
+/** Writes a new object in `tx`: its references checked (share-locked), its row, its events. */
+export async function insertNew(store: ResourceStore, tx: Tx, workspaceId: string, references: Row, stored: Row, object: Row, now: number): Promise<void> {
+  await checkReferences(store, tx, workspaceId, references);
+  await store.insert(tx, stored);
+  await store.emit(tx, workspaceId, { before: null, after: object }, now);
 }
 
 /** What a create answers: the answer to send, and whether it replays an earlier one. */
@@ -53,20 +70,10 @@ export async function createObject(deps: WriteDeps, store: ResourceStore, worksp
     let answer: Answer;
     try {
       answer = await writeTransaction(db, async (tx) => {
-        let stored = row;
-        let object = plain;
-        if (!object) {
-          const ctx = { workspaceId, now: new Date(now) };
-          await runValidate(resource, body, undefined, ctx);
-          const proposed = await runBeforeWrite(resource, store.toObject(row), undefined, ctx);
-          stored = { ...row, ...store.toStored(pickFields(resource, proposed)) };
-          object = store.toObject(stored);
-        }
-        await checkReferences(store, tx, workspaceId, plain ? body : pickFields(resource, object));
+        const { stored, object } = plain ? { stored: row, object: plain } : await afterHooks(store, workspaceId, body, row, now);
+        await insertNew(store, tx, workspaceId, plain ? body : pickFields(resource, object), stored, object, now);
         const made = ready ?? answerFor(object);
         if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
-        await store.insert(tx, stored);
-        await store.emit(tx, workspaceId, { before: null, after: object }, now);
         return made;
       });
     } catch (error) {

@@ -56,7 +56,7 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
     case 'additionalProperties':
       return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
     case 'type':
-      return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.slice(1)));
+      return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.split('/').pop() ?? ''));
     case 'enum':
       return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
     case 'format':

@@ -149,23 +149,29 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
   for (const { plugin: declaredPlugin, file } of declared) {
     const plugin = withReferencePatterns(declaredPlugin, prefixes, file);
     const object = objectSchema(plugin);
+    const createBody = createBodySchema(plugin);
+    const updateBody = updateBodySchema(plugin);
+    // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
+    const compiled = (compile: () => unknown) => {
+      try {
+        compile();
+      } catch (err) {
+        throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
+      }
+    };
+    compiled(() => {
+      schemaAjv?.compile(object);
+      schemaAjv?.compile(createBody);
+      schemaAjv?.compile(updateBody);
+      for (const action of Object.values(plugin.actions ?? {})) schemaAjv?.compile(actionBodySchema(action));
+    });
+    // The fields' kinds, once their schemas compile; the list's query string follows from them.
     const kinds = fieldKinds(declaredPlugin, file);
     const filters = operatorFilters(plugin, kinds);
     const expansion = expandParameter(plugin, kinds);
     const query = listQuerySchema(plugin, filters, expansion);
     const getQuery = Object.keys(expansion).length > 0 ? { type: 'object', additionalProperties: false, properties: expansion } : undefined;
-    const createBody = createBodySchema(plugin);
-    const updateBody = updateBodySchema(plugin);
-    // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
-    try {
-      schemaAjv?.compile(object);
-      queryAjv?.compile(query);
-      schemaAjv?.compile(createBody);
-      schemaAjv?.compile(updateBody);
-      for (const action of Object.values(plugin.actions ?? {})) schemaAjv?.compile(actionBodySchema(action));
-    } catch (err) {
-      throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
-    }
+    compiled(() => queryAjv?.compile(query));
     const fields = Object.keys(plugin.fields);
     resources.push(
       Object.freeze({

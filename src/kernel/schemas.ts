@@ -84,3 +84,13 @@ export function updateBodySchema(resource: Resource): JsonSchema {
 export function actionBodySchema(action: ActionDeclaration): JsonSchema {
   return { type: 'object', additionalProperties: false, properties: { ...(action.body ?? {}) }, ...(action.required?.length ? { required: [...action.required] } : {}) };
 }
+
+/** POST /<path>/batch: `{ "data": [...] }`, 1 to 100 create bodies. */
+export function batchBodySchema(createBody: JsonSchema, max: number): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['data'],
+    properties: { data: { type: 'array', minItems: 1, maxItems: max, items: createBody, description: `1 to ${max} objects to create, all or none.` } },
+  };
+}

@@ -2,6 +2,8 @@ import type { JsonSchema } from '../kernel/define.js';
 import type { CompiledResource } from '../kernel/registry.js';
 import { ref } from './operation.js';
 import { expandable } from '../kernel/expand.js';
+import { MAX_BATCH } from '../kernel/batch.js';
+import { batchBodySchema } from '../kernel/schemas.js';
 
 /** `deal` -> `Deal`, `price_list` -> `PriceList`, `/price-lists` -> `PriceLists`. */
 export function pascal(name: string): string {
@@ -51,5 +53,7 @@ export function resourceSchemas(resource: CompiledResource): Record<string, Json
     [`${name}Create`]: resource.createBodySchema,
     [`${name}Update`]: resource.updateBodySchema,
     [`${name}List`]: pageSchema(ref(name), `A page of ${resource.def.path.slice(1)}.`),
+    [`${name}BatchCreate`]: batchBodySchema(ref(`${name}Create`), MAX_BATCH),
+    [`${name}Batch`]: { type: 'object', additionalProperties: false, required: ['data'], description: `The ${resource.def.path.slice(1)} created, in the order sent.`, properties: { data: { type: 'array', items: ref(name) } } },
   };
 }

@@ -1,0 +1,75 @@
+import { writeTransaction } from '../db/tx.js';
+import { ApiError, CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
+import type { Row } from './define.js';
+import { afterHooks, insertNew, newRow, type Created } from './create.js';
+import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
+import { pickFields } from './rows.js';
+import { checkInitialState } from './state.js';
+import type { ResourceStore } from './store.js';
+import type { WriteDeps } from './writes.js';
+
+/** The most objects one batch creates (API.md section 14). */
+export const MAX_BATCH = 100;
+
+/** An item's refusal as the batch's: the detail says which item, each pointer starts with /data/<i>. */
+function itemError(error: unknown, index: number): unknown {
+  if (!(error instanceof ApiError)) return error;
+  const errors = (error.extras.errors ?? []).map((e) => (e.pointer !== undefined ? { ...e, pointer: `/data/${index}${e.pointer}` } : e));
+  return new ApiError(error.code, `Item ${index}: ${error.detail}`, { ...error.extras, errors });
+}
+
+/**
+ * Creates 1 to 100 objects in one transaction, all or none (`POST /v1/<path>/batch`): 201 with
+ * them in order, each with its `<resource>.created` event; the first item refused refuses the
+ * batch, naming it. An Idempotency-Key covers the batch as a whole.
+ */
+export async function createBatch(deps: WriteDeps, store: ResourceStore, workspaceId: string, bodies: Row[], idempotent: IdempotentRequest | undefined): Promise<Created> {
+  const { resource } = store;
+  const { db, clock, notifier } = deps;
+  bodies.forEach((body, i) => {
+    try {
+      checkInitialState(resource, body);
+    } catch (error) {
+      throw itemError(error, i);
+    }
+  });
+  const now = clock.now();
+  const rows = bodies.map((body) => newRow(store, workspaceId, body, now));
+  const hooked = resource.def.validate !== undefined || resource.def.beforeWrite !== undefined;
+  return idempotently(deps, workspaceId, idempotent, now, async (expired) => {
+    let made: Answer | undefined;
+    try {
+      made = await writeTransaction(db, async (tx) => {
+        const objects: Row[] = [];
+        for (const [i, body] of bodies.entries()) {
+          try {
+            const row = rows[i] as Row;
+            const { stored, object } = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
+            await insertNew(store, tx, workspaceId, hooked ? pickFields(resource, object) : body, stored, object, now);
+            objects.push(object);
+          } catch (error) {
+            throw itemError(error, i);
+          }
+        }
+        const answer: Answer = { status: 201, location: null, body: JSON.stringify({ data: objects }) };
+        if (idempotent) await remember(db, tx, workspaceId, idempotent, answer, now, expired);
+        return answer;
+      });
+    } catch (error) {
+      if (!(error instanceof CommitOutcomeUnknown)) throw error;
+      // Lost at COMMIT: the ids are ours, so another connection can tell whether the batch was written.
+      let written: Row | undefined;
+      try {
+        written = await store.find(workspaceId, String(rows[0]?.id));
+      } catch {
+        throw outcomeUnknown(idempotent !== undefined);
+      }
+      if (!written) throw error.cause;
+      const objects = await store.findMany(workspaceId, rows.map((r) => String(r.id)));
+      const byId = new Map(objects.map((o) => [String(o.id), o]));
+      made = { status: 201, location: null, body: JSON.stringify({ data: rows.map((r) => byId.get(String(r.id))) }) };
+    }
+    notifier.notify();
+    return made;
+  });
+}
