@@ -4,6 +4,10 @@
  * `openapi-fetch` makes the calls. Run it against a server:
  *
  *   WSAPI_TOKEN=wsk_... npx tsx examples/list-deals.ts [stage]
+ *
+ * MIN_AMOUNT=100000 lists only deals of at least that amount (minor units: `amount[gte]`);
+ * WITH_CLIENT=1 reads each deal's client in the same request (`expand=client`, which needs
+ * read:clients) and prints its name.
  */
 import createClient from 'openapi-fetch';
 import type { components, paths } from './generated/api.js';
@@ -22,14 +26,27 @@ const client = createClient<paths>({
 });
 const stage = process.argv[2] as Stage;
 
+const minAmount = process.env.MIN_AMOUNT === undefined ? undefined : Number(process.env.MIN_AMOUNT);
+const withClient = process.env.WITH_CLIENT === '1';
+
 function show(deal: Deal): string {
   const amount = deal.amount === null ? '' : ` ${(deal.amount / 100).toFixed(2)} ${deal.currency ?? ''}`;
-  return `${deal.id}\t${deal.stage}\t${deal.title}${amount}`;
+  // `client` is there with expand=client: the client object, or null when the deal has none.
+  const client = deal.client ? `\t${deal.client.name}` : '';
+  return `${deal.id}\t${deal.stage}\t${deal.title}${amount}${client}`;
 }
 
 let cursor: string | undefined;
 do {
-  const { data, error, response } = await client.GET('/deals', { params: { query: { limit: 200, sort: 'created_at', ...(stage ? { stage } : {}), ...(cursor ? { cursor } : {}) } } });
+  const query = {
+    limit: 200,
+    sort: 'created_at' as const,
+    ...(stage ? { stage } : {}),
+    ...(minAmount !== undefined ? { 'amount[gte]': minAmount } : {}),
+    ...(withClient ? { expand: 'client' } : {}),
+    ...(cursor ? { cursor } : {}),
+  };
+  const { data, error, response } = await client.GET('/deals', { params: { query } });
   if (error) {
     console.error(`${response.status} ${error.code}: ${error.detail} (request ${error.request_id})`);
     process.exit(1);

@@ -181,6 +181,13 @@ describe('the OpenAPI document', () => {
     expect(lines[0]).to.match(/^deal_[0-9a-z]+\twon\tExample 000 123\.45 EUR$/);
     const won = await run('examples/list-deals.ts', ['won'], env);
     expect(won.stdout.trim().split('\n')).to.have.length(115);
+    // An operator and expand, typed from the document.
+    const client = (await (await app.request('/v1/clients', { token, method: 'POST', json: { name: 'Example client' } })).json()) as { id: string };
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Big one', amount: 5_000_000, currency: 'EUR', client_id: client.id } });
+    const big = await run('examples/list-deals.ts', [], { ...env, MIN_AMOUNT: '1000000', WITH_CLIENT: '1' });
+    expect(big.code, big.stderr).to.equal(0);
+    expect(big.stdout.trim().split('\n')).to.have.length(1);
+    expect(big.stdout.trim()).to.match(/^deal_[0-9a-z]+\tlead\tBig one 50000\.00 EUR\tExample client$/);
     const refused = await run('examples/list-deals.ts', [], { ...env, WSAPI_TOKEN: 'wsk_not_a_key' });
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.match(/^401 invalid_token: /);
