@@ -40,6 +40,18 @@ export function args(statement: Prepared, values: object): unknown[] {
   return statement.names.map((name) => named[name]);
 }
 
+/** Rows one multi-row INSERT takes at most (SQLite's compound SELECT, which knex writes for it, takes 500 terms). */
+export const ROWS_PER_INSERT = 100;
+
+/**
+ * The values of an INSERT of `rows.length` rows built from `named(columns)` for each: every
+ * row's values in the statement's column order, row after row.
+ */
+export function rowsArgs(statement: Prepared, rows: readonly object[]): unknown[] {
+  const perRow = statement.names.length / rows.length;
+  return statement.names.map((name, i) => (rows[Math.floor(i / perRow)] as Readonly<Record<string, unknown>>)[name]);
+}
+
 /** Each of a row's columns as the value of the same name: what `db(table).insert(named(columns))` writes. */
 export const named = (columns: readonly string[]): Record<string, Knex.Value> => Object.fromEntries(columns.map((column) => [column, param(column)]));
 

@@ -1,7 +1,8 @@
 import { writeTransaction } from '../db/tx.js';
 import { ApiError, CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
 import type { Row } from './define.js';
-import { afterHooks, insertNew, newRow, type Created } from './create.js';
+import { afterHooks, newRow, type Created } from './create.js';
+import { checkReferences } from './references.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { pickFields } from './rows.js';
 import { checkInitialState } from './state.js';
@@ -41,16 +42,21 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
     try {
       made = await writeTransaction(db, async (tx) => {
         const objects: Row[] = [];
+        const stored: Row[] = [];
         for (const [i, body] of bodies.entries()) {
           try {
             const row = rows[i] as Row;
-            const { stored, object } = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
-            await insertNew(store, tx, workspaceId, hooked ? pickFields(resource, object) : body, stored, object, now);
-            objects.push(object);
+            const made = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
+            await checkReferences(store, tx, workspaceId, hooked ? pickFields(resource, made.object) : body);
+            stored.push(made.stored);
+            objects.push(made.object);
           } catch (error) {
             throw itemError(error, i);
           }
         }
+        // Every item passed: the rows a hundred per statement, then their events.
+        await store.insertMany(tx, stored);
+        await store.emitMany(tx, workspaceId, objects.map((after) => ({ before: null, after })), now);
         const answer: Answer = { status: 201, location: null, body: JSON.stringify({ data: objects }) };
         if (idempotent) await remember(db, tx, workspaceId, idempotent, answer, now, expired);
         return answer;

@@ -29,11 +29,12 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     const rows = await store.page(workspaceId, { column, order }, after, query.limit + 1);
     return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, store.toObject);
   }
-  // A filter or updated_since leaves the choice of index to the planner, which has theirs.
-  const q = store.query(workspaceId);
-  for (const filter of list.filters) {
-    if (query[filter] !== undefined) q.where(filter, query[filter] as string);
-  }
+  // An equality filter has its index (workspace, field, sort, id): the planner's choice. Past a
+  // cursor with only ranges, [in] or updated_since, the sort's keyset index (MariaDB would
+  // otherwise walk the workspace's rows from the top to the cursor).
+  const equality = list.filters.filter((filter) => query[filter] !== undefined);
+  const q = store.query(workspaceId, query.cursor !== undefined && equality.length === 0 ? column : undefined);
+  for (const filter of equality) q.where(filter, query[filter] as string);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter]);
   return keysetPage(q.select(store.resource.columns), query, { resource: name, sort: query.sort }, (row: Row) => store.toObject(row));

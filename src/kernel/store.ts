@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { args, LIMIT, named, param, prepare, type Prepared } from '../db/prepared.js';
+import { args, LIMIT, named, param, prepare, ROWS_PER_INSERT, rowsArgs, type Prepared } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
 import { keysetSource } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
@@ -26,19 +26,26 @@ export interface ResourceStore {
   findMany(workspaceId: string, ids: readonly string[]): Promise<Row[]>;
   /** Up to `limit` stored rows of the unfiltered list in this order, first or past (value, id). */
   page(workspaceId: string, sort: { column: SortField; order: 'asc' | 'desc' }, after: { value: number; id: string } | undefined, limit: number): Promise<Row[]>;
-  /** The query of a narrowed list (filters, updated_since), left to the planner: knex's builder on the table. */
-  query(workspaceId: string): Knex.QueryBuilder;
+  /**
+   * The query of a narrowed list (filters, operators, updated_since): knex's builder on the
+   * table, left to the planner, or (`keyset`) held to that sort's keyset index.
+   */
+  query(workspaceId: string, keyset?: SortField): Knex.QueryBuilder;
   /** The stored row, locked until `tx` ends (SQLite's writer holds the only lock), or undefined. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<Row | undefined>;
   /** Whether the object exists, share-locked until `tx` ends so that it cannot be deleted under it. */
   exists(tx: Tx, workspaceId: string, id: string): Promise<boolean>;
   /** A new stored row: `id`, `workspace_id`, every field and both times. */
   insert(tx: Tx, row: Row): Promise<void>;
+  /** New stored rows, a hundred per statement: what a batch writes. */
+  insertMany(tx: Tx, rows: readonly Row[]): Promise<void>;
   /** Every field and `updated_at` of the stored row (named by its `id`). */
   update(tx: Tx, workspaceId: string, row: Row): Promise<void>;
   remove(tx: Tx, workspaceId: string, id: string): Promise<void>;
   /** Writes the events of a change in `tx` (kernel/outbox.ts): they commit, or roll back, with it. */
   emit(tx: Tx, workspaceId: string, change: Change, now: number): Promise<void>;
+  /** The events of several changes, in their order, in as few statements as they fit. */
+  emitMany(tx: Tx, workspaceId: string, changes: readonly Change[], now: number): Promise<void>;
   /** A stored row as clients read it. */
   toObject(row: Row): Row;
   /** Values as clients send them, as stored. */
@@ -58,6 +65,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
   const [id, ...rest] = resource.columns;
   const byId = (q: Knex.QueryBuilder) => q.where('workspace_id', param('workspace_id')).andWhere('id', param('id'));
   const pages = new Map<PageKey, Prepared>();
+  const inserts = new Map<number, Prepared>();
   for (const column of resource.def.list.sorts) {
     for (const order of ['asc', 'desc'] as const) {
       for (const past of [false, true]) {
@@ -74,6 +82,12 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
     locked: prepare(byId(db(table).select(resource.columns)).forUpdate()),
     exists: prepare(byId(db(table).select('id')).forShare()),
     insert: prepare(db(table).insert(named([id as string, 'workspace_id', ...rest]))),
+    /** The INSERT of `count` rows (1-100), compiled at its first use. */
+    insertOf: (count: number) => {
+      let statement = inserts.get(count);
+      if (!statement) inserts.set(count, (statement = prepare(db(table).insert(Array.from({ length: count }, () => named([id as string, 'workspace_id', ...rest]))))));
+      return statement;
+    },
     update: prepare(byId(db(table).update(named([...Object.keys(fields), 'updated_at'])))),
     remove: prepare(byId(db(table).delete())),
   };
@@ -99,7 +113,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
       if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
       return (await reads.all(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }))) as Row[];
     },
-    query: (workspaceId) => db.from(resource.def.table).where('workspace_id', workspaceId),
+    query: (workspaceId, keyset) => db.from(keyset ? keysetSource(db, resource.def.table, keyset) : resource.def.table).where('workspace_id', workspaceId),
     async lock(tx, workspaceId, id) {
       const [row] = (await tx.all(s.locked.sql, args(s.locked, ids(workspaceId, id)))) as Row[];
       return row;
@@ -108,9 +122,17 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
       return (await tx.all(s.exists.sql, args(s.exists, ids(workspaceId, id)))).length > 0;
     },
     insert: (tx, row) => tx.run(s.insert.sql, args(s.insert, row)),
+    async insertMany(tx, rows) {
+      for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
+        const chunk = rows.slice(at, at + ROWS_PER_INSERT);
+        const statement = s.insertOf(chunk.length);
+        await tx.run(statement.sql, rowsArgs(statement, chunk));
+      }
+    },
     update: (tx, workspaceId, row) => tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId })),
     remove: (tx, workspaceId, id) => tx.run(s.remove.sql, args(s.remove, ids(workspaceId, id))),
     emit: (tx, workspaceId, change, now) => writeEvents(db, tx, eventsFor(resource, workspaceId, change, now)),
+    emitMany: (tx, workspaceId, changes, now) => writeEvents(db, tx, changes.flatMap((change) => eventsFor(resource, workspaceId, change, now))),
     toObject: (row) => toObject(resource, row),
     toStored: (values) => toStored(resource, values),
   };

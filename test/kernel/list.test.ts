@@ -174,7 +174,8 @@ describe('lists: keyset pagination, sorts and filters', () => {
       expect(res.status, query).to.equal(400);
       expect(((await res.json()) as { code: string }).code).to.equal('invalid_parameter');
     }
-    const res = await app.request('/v1/deals/deal_x?expand=client', { token });
+    // A get takes expand (section 14) and nothing else.
+    const res = await app.request('/v1/deals/deal_x?colour=red', { token });
     expect(res.status).to.equal(400);
   });
 

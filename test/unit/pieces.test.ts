@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { base36, newId } from '../../src/common/ids.js';
-import knex from 'knex';
+import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { ApiError } from '../../src/common/errors.js';
 import { matches, patternErrors } from '../../src/events/patterns.js';
@@ -11,7 +11,7 @@ import { afterKeyset, toPage } from '../../src/kernel/keyset.js';
 import { iso } from '../../src/db/iso.js';
 import { toObject } from '../../src/kernel/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry.js';
-import { args, LIMIT, named, param, prepare } from '../../src/db/prepared.js';
+import { args, LIMIT, named, param, prepare, rowsArgs } from '../../src/db/prepared.js';
 import { statementsOf } from '../../src/kernel/store.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
@@ -210,6 +210,32 @@ describe('statements with named values', () => {
       expect(args(oldest, { before: 5, w: 'ws_1', limit: 10 })).to.deep.equal(['ws_1', 5, 10]);
 
       expect(() => prepare(db('deals').where('workspace_id', 'ws_1'))).to.throw(/value 1 \("ws_1"\) has no name/);
+      await db.destroy();
+    });
+
+    it(`write several rows in one INSERT, each value from its own row (${client})`, async () => {
+      const db = knex({ client, useNullAsDefault: true, ...(client === 'better-sqlite3' ? { connection: { filename: ':memory:' } } : {}) });
+      const rows = [
+        { a: 1, b: 'one', c: null },
+        { a: 2, b: 'two', c: 'x' },
+        { a: 3, b: 'three', c: 'y' },
+      ];
+      const statement = prepare(db('t').insert(rows.map(() => named(['c', 'a', 'b']))));
+      expect(statement.names).to.have.length(9);
+      const values = rowsArgs(statement, rows);
+      if (client === 'better-sqlite3') {
+        await db.schema.createTable('t', (t) => {
+          t.integer('a');
+          t.string('b');
+          t.string('c');
+        });
+        await db.raw(statement.sql, values as Knex.RawBinding[]);
+        expect(await db('t').select('a', 'b', 'c').orderBy('a')).to.deep.equal(rows);
+      } else {
+        // MySQL writes VALUES (...), (...): each tuple's values are its row's, in the statement's column order.
+        const tuple = placeholders(statement.sql);
+        expect(values).to.deep.equal(rows.flatMap((row) => tuple.map((column) => row[column as keyof typeof row])));
+      }
       await db.destroy();
     });
 
