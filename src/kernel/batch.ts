@@ -1,7 +1,7 @@
 import { writeTransaction } from '../db/tx.js';
-import { ApiError, CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
+import { ApiError, CommitOutcomeUnknown } from '../common/errors.js';
 import type { Row } from './define.js';
-import { afterHooks, newRow, type Created } from './create.js';
+import { afterHooks, afterLostCommit, newRow, type Created } from './create.js';
 import { checkReferences } from './references.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { pickFields } from './rows.js';
@@ -38,7 +38,7 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
   const rows = bodies.map((body) => newRow(store, workspaceId, body, now));
   const hooked = resource.def.validate !== undefined || resource.def.beforeWrite !== undefined;
   return idempotently(deps, workspaceId, idempotent, now, async (expired) => {
-    let made: Answer | undefined;
+    let made: Answer;
     try {
       made = await writeTransaction(db, async (tx) => {
         const objects: Row[] = [];
@@ -46,10 +46,10 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
         for (const [i, body] of bodies.entries()) {
           try {
             const row = rows[i] as Row;
-            const made = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
-            await checkReferences(store, tx, workspaceId, hooked ? pickFields(resource, made.object) : body);
-            stored.push(made.stored);
-            objects.push(made.object);
+            const item = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
+            await checkReferences(store, tx, workspaceId, hooked ? pickFields(resource, item.object) : body);
+            stored.push(item.stored);
+            objects.push(item.object);
           } catch (error) {
             throw itemError(error, i);
           }
@@ -63,17 +63,12 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
       });
     } catch (error) {
       if (!(error instanceof CommitOutcomeUnknown)) throw error;
-      // Lost at COMMIT: the ids are ours, so another connection can tell whether the batch was written.
-      let written: Row | undefined;
-      try {
-        written = await store.find(workspaceId, String(rows[0]?.id));
-      } catch {
-        throw outcomeUnknown(idempotent !== undefined);
-      }
-      if (!written) throw error.cause;
-      const objects = await store.findMany(workspaceId, rows.map((r) => String(r.id)));
-      const byId = new Map(objects.map((o) => [String(o.id), o]));
-      made = { status: 201, location: null, body: JSON.stringify({ data: rows.map((r) => byId.get(String(r.id))) }) };
+      const ids = rows.map((r) => String(r.id));
+      const written = await afterLostCommit(error, idempotent !== undefined, async () => {
+        const found = await store.findMany(workspaceId, ids);
+        return found.length > 0 ? new Map(found.map((o) => [String(o.id), o])) : undefined;
+      });
+      made = { status: 201, location: null, body: JSON.stringify({ data: ids.map((id) => written.get(id)) }) };
     }
     notifier.notify();
     return made;

@@ -42,6 +42,22 @@ export async function insertNew(store: ResourceStore, tx: Tx, workspaceId: strin
   await store.emit(tx, workspaceId, { before: null, after: object }, now);
 }
 
+/**
+ * After a connection lost at COMMIT: the ids written are ours, so another connection can tell
+ * whether the write committed. `read` finds what it wrote (undefined: nothing); when it was not
+ * written the write's own error stands, and when that cannot be told either, 503.
+ */
+export async function afterLostCommit<T>(lost: CommitOutcomeUnknown, idempotent: boolean, read: () => Promise<T | undefined>): Promise<T> {
+  let written: T | undefined;
+  try {
+    written = await read();
+  } catch {
+    throw outcomeUnknown(idempotent);
+  }
+  if (written === undefined) throw lost.cause;
+  return written;
+}
+
 /** What a create answers: the answer to send, and whether it replays an earlier one. */
 export interface Created {
   answer: Answer;
@@ -78,14 +94,7 @@ export async function createObject(deps: WriteDeps, store: ResourceStore, worksp
       });
     } catch (error) {
       if (!(error instanceof CommitOutcomeUnknown)) throw error;
-      // Lost at COMMIT: the id is ours, so another connection can tell whether it was written.
-      let written: Row | undefined;
-      try {
-        written = await store.find(workspaceId, String(row.id));
-      } catch {
-        throw outcomeUnknown(idempotent !== undefined);
-      }
-      if (!written) throw error.cause;
+      const written = await afterLostCommit(error, idempotent !== undefined, () => store.find(workspaceId, String(row.id)));
       answer = ready ?? answerFor(written);
     }
     notifier.notify();

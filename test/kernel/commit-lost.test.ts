@@ -38,6 +38,20 @@ describe('a write whose connection is lost at COMMIT', () => {
     expect(await events(deal.id)).to.equal(1);
   });
 
+  it('answers 201 with every object for a batch that was committed', async () => {
+    const cuts = cutter.cuts;
+    cutter.armed = true;
+    const res = await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'Batch one' }, { title: 'Batch two' }, { title: 'Batch three' }] } });
+    expect(cutter.cuts).to.equal(cuts + 1);
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const { data } = (await res.json()) as { data: Obj[] };
+    expect(data.map((d) => d.title)).to.deep.equal(['Batch one', 'Batch two', 'Batch three']);
+    for (const deal of data) {
+      expect(await (await app.request(`/v1/deals/${deal.id}`, { token })).json()).to.deep.equal(deal);
+      expect(await events(deal.id)).to.equal(1);
+    }
+  });
+
   it('says the outcome is unknown when it cannot check, and a retry with the same Idempotency-Key answers the committed create once', async () => {
     cutter.armed = true;
     cutter.refuse = true;
