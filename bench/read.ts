@@ -4,10 +4,13 @@
  * the ratio of each round, their median and spread (target <= 1.1, issue 13). On MariaDB +
  * Redis, or on the embedded default with BENCH_DATABASE_URL=sqlite:FILE. (The chain against
  * a bare route is bench:peer.) Then the same for a filtered list (issue 26): a page of
- * GET /v1/deals?amount[gte]=0&limit=50 2,000 matching rows deep vs its first page (target <= 1.2).
+ * GET /v1/deals?amount[gte]=0&limit=50 2,000 matching rows deep vs its first page (target <= 1.2),
+ * and for a search (q=1, a word that starts the number of one deal in nine; q=website, a word
+ * of every deal), the same.
  * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379 | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { encodeCursor } from '../src/kernel/cursor.js';
+import { termRows } from '../src/kernel/search-index.js';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { loadConfig } from '../src/common/config.js';
@@ -28,6 +31,8 @@ async function prepare() {
   for (let done = 0; done < ROWS; done += chunk) {
     const rows = Array.from({ length: Math.min(chunk, ROWS - done) }, (_, i) => sampleRow(deals, workspaceId, done + i, new Map(), random, start + (done + i) * 1000));
     await db('deals').insert(rows);
+    const terms = termRows(deals, workspaceId, rows);
+    for (let at = 0; at < terms.length; at += chunk) await db('search_terms').insert(terms.slice(at, at + chunk));
     if (done % 20_000 < chunk) process.stdout.write('.');
   }
   console.log(' done');
@@ -35,11 +40,20 @@ async function prepare() {
   const cursor = encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(deep.created_at), id: deep.id });
   const deepMatch = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).where('amount', '>=', 0).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(1_999).limit(1).first()) as { created_at: number; id: string };
   const filteredCursor = encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(deepMatch.created_at), id: deepMatch.id });
+  const searched = (word: string) => db('search_terms').select('object_id').where({ workspace_id: workspaceId, resource: 'deal' }).andWhere('term', '>=', word).andWhere('term', '<', `${word}\u{10FFFF}`);
+  const searchCursor = async (word: string) => {
+    const row = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).whereIn('id', searched(word)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(1_999).limit(1).first()) as { created_at: number; id: string };
+    return encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(row.created_at), id: row.id });
+  };
+  const searchCursors = { rare: await searchCursor(RARE), common: await searchCursor(COMMON) };
   await db.destroy();
-  return { workspaceId, tokens, cursor, filteredCursor };
+  return { workspaceId, tokens, cursor, filteredCursor, searchCursors };
 }
 
-const { tokens, cursor, filteredCursor } = await prepare();
+/** Sample titles are "Website redesign <n>": "1" starts the number of one deal in nine, "website" every title. */
+const RARE = '1';
+const COMMON = 'website';
+const { tokens, cursor, filteredCursor, searchCursors } = await prepare();
 const chain = await start('src/server.ts');
 const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -69,6 +83,9 @@ async function depth(firstPage: string, deepPage: string, deepLabel: string, tar
 try {
   await depth(`${chain.url}/v1/deals?limit=50`, `${chain.url}/v1/deals?limit=50&cursor=${cursor}`, 'page 100,000 rows deep', 1.1, 'Page depth');
   await depth(`${chain.url}/v1/deals?amount[gte]=0&limit=50`, `${chain.url}/v1/deals?amount[gte]=0&limit=50&cursor=${filteredCursor}`, 'page 2,000 matches deep', 1.2, 'Filtered page depth (amount[gte]=0)');
+  for (const [which, word] of [['rare', RARE], ['common', COMMON]] as const) {
+    await depth(`${chain.url}/v1/deals?q=${word}&limit=50`, `${chain.url}/v1/deals?q=${word}&limit=50&cursor=${searchCursors[which]}`, 'page 2,000 matches deep', 1.2, `Search page depth (q=${word}: ${which === 'rare' ? 'one deal in nine' : 'every deal'})`);
+  }
 } finally {
   chain.child.kill('SIGTERM');
 }

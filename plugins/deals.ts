@@ -9,7 +9,7 @@ export default defineResource({
   idPrefix: 'deal_',
   description: 'A sales opportunity moving through stages.',
   fields: {
-    title: text(200, { required: true, examples: ['Website redesign'] }),
+    title: text(200, { required: true, searchable: true, examples: ['Website redesign'] }),
     ...money(),
     stage: states(STAGES, 'lead', 'Where the deal stands; moves freely.'),
     client_id: ref('client', 'The client this deal is with.'),

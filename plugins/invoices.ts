@@ -1,4 +1,4 @@
-import { date, defineResource, moment, money, reached, ref, required, states } from 'workspace-api/plugin';
+import { date, defineResource, moment, money, reached, ref, states, text } from 'workspace-api/plugin';
 
 export default defineResource({
   name: 'invoice',
@@ -7,7 +7,7 @@ export default defineResource({
   idPrefix: 'invoice_',
   description: 'A bill to a client: draft, open, then paid or void.',
   fields: {
-    number: required({ type: 'string', minLength: 1, maxLength: 64, description: 'The invoice number as printed.', examples: ['INV-2026-0042'] }),
+    number: text(64, { required: true, searchable: true, description: 'The invoice number as printed.', examples: ['INV-2026-0042'] }),
     client_id: ref('client', 'The client billed.'),
     proposal_id: ref('proposal', 'The proposal this invoice bills.'),
     ...money(),

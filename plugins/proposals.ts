@@ -7,7 +7,7 @@ export default defineResource({
   idPrefix: 'proposal_',
   description: 'An offer sent to a client: draft, then sent, then accepted or declined.',
   fields: {
-    title: text(200, { required: true, examples: ['Redesign, phase 1'] }),
+    title: text(200, { required: true, searchable: true, examples: ['Redesign, phase 1'] }),
     deal_id: ref('deal', 'The deal this proposal belongs to.'),
     client_id: ref('client', 'The client the proposal is addressed to.'),
     ...money(),

@@ -6,6 +6,7 @@ import { seedDemoIfEmpty, type Demo } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
 import { createApp } from './http/app.js';
 import { checkColumns } from './kernel/columns.js';
+import { reindexStale } from './kernel/search-index.js';
 import { createHttpServer } from './http/server.js';
 import { startMetricsServer } from './metrics/server.js';
 import type { StopSignals } from './signals.js';
@@ -52,6 +53,8 @@ async function main(signals: StopSignals): Promise<void> {
       await deps.close();
       throw err;
     });
+    const reindexed = await signals.finishing(reindexStale(deps.db, registry, deps.clock.now()));
+    if (reindexed.length > 0) log.info({ resources: reindexed }, 'made the search terms of the objects already stored');
     // Never on MySQL unless asked: a production database's first start must not hold a full-scope key.
     demo = config.demo ? await signals.finishing(seedDemoIfEmpty(deps, registry)) : null;
   }

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { newId } from '../common/ids.js';
 import type { JsonSchema, Row } from '../kernel/define.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
+import { termRows } from '../kernel/search-index.js';
 
 /** A small deterministic generator, so a seed gives the same sample data every time. */
 export function seededRandom(seed: number): () => number {
@@ -77,7 +78,7 @@ export function referenceOrder(registry: Registry): CompiledResource[] {
   return order;
 }
 
-/** Inserts `count` sample rows of every resource into a workspace, spread over the last `spanMs`. */
+/** Inserts `count` sample rows of every resource into a workspace, spread over the last `spanMs`, with their search terms. */
 export async function insertSamples(db: Knex, registry: Registry, workspaceId: string, count: number, options: { seed?: number; now?: number; spanMs?: number } = {}): Promise<Map<string, string[]>> {
   const random = seededRandom(options.seed ?? 1);
   const now = options.now ?? Date.now();
@@ -86,6 +87,7 @@ export async function insertSamples(db: Knex, registry: Registry, workspaceId: s
   for (const resource of referenceOrder(registry)) {
     const rows = Array.from({ length: count }, (_, i) => sampleRow(resource, workspaceId, i + 1, refs, random, now - Math.floor(random() * span)));
     await db.batchInsert(resource.def.table, rows, 100);
+    await db.batchInsert('search_terms', termRows(resource, workspaceId, rows), 100);
     refs.set(resource.def.name, rows.map((r) => String(r.id)));
   }
   return refs;

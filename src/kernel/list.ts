@@ -3,6 +3,7 @@ import type { Row, SortField } from './define.js';
 import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { keysetPage, toPage } from './keyset.js';
+import { searchWords } from './search.js';
 import type { ResourceStore } from './store.js';
 
 export interface ListQuery {
@@ -10,6 +11,8 @@ export interface ListQuery {
   sort: string;
   cursor?: string;
   updated_since?: string;
+  /** Search words (kernel/search.ts), on a resource with searchable fields. */
+  q?: string;
   [filter: string]: unknown;
 }
 
@@ -22,18 +25,20 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   const column = query.sort.replace(/^-/, '') as SortField;
   const order = query.sort.startsWith('-') ? 'desc' : 'asc';
   const operators = store.resource.filters.filter((filter) => query[filter.parameter] !== undefined);
-  const narrowed = operators.length > 0 || query.updated_since !== undefined || list.filters.some((filter) => query[filter] !== undefined);
+  const narrowed = operators.length > 0 || query.updated_since !== undefined || query.q !== undefined || list.filters.some((filter) => query[filter] !== undefined);
   if (!narrowed) {
     // The common page: one statement compiled once, run by the driver.
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, name, query.sort);
     const rows = await store.page(workspaceId, { column, order }, after, query.limit + 1);
     return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, store.toObject);
   }
-  // An equality filter has its index (workspace, field, sort, id): the planner's choice. Past a
-  // cursor with only ranges, [in] or updated_since, the sort's keyset index (MariaDB would
-  // otherwise walk the workspace's rows from the top to the cursor).
+  // An equality filter has its index (workspace, field, sort, id), and a search its terms: the
+  // planner's choice. Past a cursor with only ranges, [in] or updated_since, the sort's keyset
+  // index (MariaDB would otherwise walk the workspace's rows from the top to the cursor).
   const equality = list.filters.filter((filter) => query[filter] !== undefined);
-  const q = store.query(workspaceId, query.cursor !== undefined && equality.length === 0 ? column : undefined);
+  const words = query.q === undefined ? undefined : searchWords(query.q);
+  const q = store.query(workspaceId, query.cursor !== undefined && equality.length === 0 && !words ? column : undefined);
+  if (words) store.search(q, workspaceId, words);
   for (const filter of equality) q.where(filter, query[filter] as string);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter]);

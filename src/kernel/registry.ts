@@ -6,6 +6,7 @@ import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
 import { operatorFilters, type OperatorFilter } from './filters.js';
 import { expandParameter } from './expand.js';
+import { searchableFields, searchParameter } from './search.js';
 import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../common/modules.js';
 
@@ -24,6 +25,8 @@ export interface CompiledResource {
   readonly kinds: Readonly<Record<string, FieldKind>>;
   /** The list's operator parameters (`amount[gte]`, `stage[in]`), from the fields' kinds. */
   readonly filters: readonly OperatorFilter[];
+  /** The fields `q` searches (kernel/search.ts), from their kinds; none, and the list takes no `q`. */
+  readonly searchable: readonly string[];
 }
 
 export interface Registry {
@@ -169,7 +172,8 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
     const kinds = fieldKinds(declaredPlugin, file);
     const filters = operatorFilters(plugin, kinds);
     const expansion = expandParameter(plugin, kinds);
-    const query = listQuerySchema(plugin, filters, expansion);
+    const searchable = searchableFields(plugin, kinds);
+    const query = listQuerySchema(plugin, filters, { ...searchParameter(searchable), ...expansion });
     const getQuery = Object.keys(expansion).length > 0 ? { type: 'object', additionalProperties: false, properties: expansion } : undefined;
     compiled(() => queryAjv?.compile(query));
     const fields = Object.keys(plugin.fields);
@@ -185,6 +189,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
         kinds,
         filters: Object.freeze(filters),
+        searchable: Object.freeze(searchable),
       }),
     );
   }

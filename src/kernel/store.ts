@@ -8,11 +8,14 @@ import { eventsFor, writeEvents } from './outbox.js';
 import { afterKeyset } from './keyset.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { toObject, toStored } from './rows.js';
+import { sameTerms } from './search.js';
+import { searchIndexOf } from './search-index.js';
 
 /**
  * Where one resource's objects are kept, built once per resource from its field kinds: its
  * statements, compiled by knex at start-up with named values (db/prepared.ts) and run by the
- * driver, and its codec (kernel/rows.ts). The generated handlers go through it for every read
+ * driver, its codec (kernel/rows.ts), and its search terms (kernel/search-index.ts), written with
+ * every object in the same transaction. The generated handlers go through it for every read
  * and write of the resource's table, so each operation has one data path: the driver, in the
  * write's transaction (`tx`) or on the hot path's reads connection (db/reads.ts).
  */
@@ -31,6 +34,8 @@ export interface ResourceStore {
    * table, left to the planner, or (`keyset`) held to that sort's keyset index.
    */
   query(workspaceId: string, keyset?: SortField): Knex.QueryBuilder;
+  /** Narrows a query() to the objects that have every word of a search (kernel/search.ts). */
+  search(q: Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Knex.QueryBuilder;
   /** The stored row, locked until `tx` ends (SQLite's writer holds the only lock), or undefined. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<Row | undefined>;
   /** Whether the object exists, share-locked until `tx` ends so that it cannot be deleted under it. */
@@ -39,8 +44,8 @@ export interface ResourceStore {
   insert(tx: Tx, row: Row): Promise<void>;
   /** New stored rows, a hundred per statement: what a batch writes. */
   insertMany(tx: Tx, rows: readonly Row[]): Promise<void>;
-  /** Every field and `updated_at` of the stored row (named by its `id`). */
-  update(tx: Tx, workspaceId: string, row: Row): Promise<void>;
+  /** Every field and `updated_at` of the stored row (named by its `id`); `before` is the row as it was read. */
+  update(tx: Tx, workspaceId: string, row: Row, before: Row): Promise<void>;
   remove(tx: Tx, workspaceId: string, id: string): Promise<void>;
   /** Writes the events of a change in `tx` (kernel/outbox.ts): they commit, or roll back, with it. */
   emit(tx: Tx, workspaceId: string, change: Change, now: number): Promise<void>;
@@ -95,6 +100,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
 
 function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references: Map<string, ResourceStore>): ResourceStore {
   const s = statementsOf(db, resource);
+  const index = searchIndexOf(db, resource);
   const ids = (workspaceId: string, id: string) => ({ workspace_id: workspaceId, id });
   return {
     resource,
@@ -121,16 +127,32 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     async exists(tx, workspaceId, id) {
       return (await tx.all(s.exists.sql, args(s.exists, ids(workspaceId, id)))).length > 0;
     },
-    insert: (tx, row) => tx.run(s.insert.sql, args(s.insert, row)),
+    search(q, workspaceId, words) {
+      if (!index) throw new Error(`${resource.def.name} has no searchable field`);
+      return index.match(q, workspaceId, words);
+    },
+    async insert(tx, row) {
+      await tx.run(s.insert.sql, args(s.insert, row));
+      if (index) await index.add(tx, String(row.workspace_id), [row]);
+    },
     async insertMany(tx, rows) {
       for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
         const chunk = rows.slice(at, at + ROWS_PER_INSERT);
         const statement = s.insertOf(chunk.length);
         await tx.run(statement.sql, rowsArgs(statement, chunk));
       }
+      if (index && rows.length > 0) await index.add(tx, String(rows[0]?.workspace_id), rows);
     },
-    update: (tx, workspaceId, row) => tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId })),
-    remove: (tx, workspaceId, id) => tx.run(s.remove.sql, args(s.remove, ids(workspaceId, id))),
+    async update(tx, workspaceId, row, before) {
+      await tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId }));
+      if (!index || sameTerms(resource.searchable, row, before)) return;
+      await index.clear(tx, String(row.id));
+      await index.add(tx, workspaceId, [row]);
+    },
+    async remove(tx, workspaceId, id) {
+      await tx.run(s.remove.sql, args(s.remove, ids(workspaceId, id)));
+      if (index) await index.clear(tx, id);
+    },
     emit: (tx, workspaceId, change, now) => writeEvents(db, tx, eventsFor(resource, workspaceId, change, now)),
     emitMany: (tx, workspaceId, changes, now) => writeEvents(db, tx, changes.flatMap((change) => eventsFor(resource, workspaceId, change, now))),
     toObject: (row) => toObject(resource, row),

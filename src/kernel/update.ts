@@ -52,7 +52,7 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   changes.updated_at = now;
   const stored = { ...row, ...changes };
   // Every field is written (those unchanged with the value just read, locked): one statement per resource.
-  await store.update(tx, workspaceId, stored);
+  await store.update(tx, workspaceId, stored, row);
   const after = store.toObject(stored);
   await store.emit(tx, workspaceId, { before, after }, now);
   return { row: stored, before, after, wrote: true };

@@ -1,0 +1,34 @@
+import type { Knex } from 'knex';
+
+/**
+ * Search (API.md section 14): the words of every object's searchable fields (kernel/search.ts),
+ * one row per (workspace, resource, term, object), sought by prefix on the primary key; the
+ * object's rows are found by `object_id` when it changes or goes. Terms compare byte by byte
+ * (utf8mb4_bin on MySQL, SQLite's BINARY): they are stored folded, and a prefix range ends at
+ * U+10FFFF. `search_indexed` says which fields each resource's terms were made from, so that a
+ * server whose plugins search other fields (or a database from before this table) indexes the
+ * objects already there at start-up.
+ */
+export async function up(knex: Knex): Promise<void> {
+  const mysql = knex.client.config.client === 'mysql2';
+  await knex.schema.createTable('search_terms', (t) => {
+    if (mysql) t.charset('utf8mb4');
+    t.string('workspace_id', 64).notNullable().references('id').inTable('workspaces').onDelete('CASCADE');
+    t.string('resource', 64).notNullable();
+    const term = t.string('term', 64).notNullable();
+    if (mysql) term.collate('utf8mb4_bin');
+    t.string('object_id', 64).notNullable();
+    t.primary(['workspace_id', 'resource', 'term', 'object_id']);
+    t.index(['object_id'], 'search_terms_object');
+  });
+  await knex.schema.createTable('search_indexed', (t) => {
+    t.string('resource', 64).primary();
+    t.string('fields', 1000).notNullable();
+    t.bigInteger('indexed_at').notNullable();
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('search_indexed');
+  await knex.schema.dropTable('search_terms');
+}

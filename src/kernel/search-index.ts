@@ -1,0 +1,103 @@
+import type { Knex } from 'knex';
+import { named, param, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
+import { transaction } from '../db/dialect.js';
+import type { Tx } from '../db/tx.js';
+import type { Row } from './define.js';
+import type { CompiledResource, Registry } from './registry.js';
+import { termsOf } from './search.js';
+
+/**
+ * The `search_terms` table of one resource (kernel/search.ts says what a term is): the store
+ * writes an object's terms in the transaction that writes the object, and a search narrows a
+ * list's query by them.
+ */
+export interface SearchIndex {
+  /** The terms of new stored rows (each with its `id`). */
+  add(tx: Tx, workspaceId: string, rows: readonly Row[]): Promise<void>;
+  /** Every term of one object. */
+  clear(tx: Tx, objectId: string): Promise<void>;
+  /** Narrows `q` (a query on the resource's table) to the objects that have a term starting with each word. */
+  match(q: Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Knex.QueryBuilder;
+}
+
+const COLUMNS = ['workspace_id', 'resource', 'term', 'object_id'] as const;
+/** Past every character: `term >= word AND term < word + END` holds the terms that start with word. */
+const END = '\u{10FFFF}';
+
+/** The rows of `search_terms` for stored rows of `resource`. */
+export function termRows(resource: CompiledResource, workspaceId: string, rows: readonly Row[]): Row[] {
+  const terms: Row[] = [];
+  for (const row of rows) {
+    for (const term of termsOf(resource.searchable, row)) terms.push({ workspace_id: workspaceId, resource: resource.def.name, term, object_id: row.id });
+  }
+  return terms;
+}
+
+/** The search index of a resource with searchable fields (undefined for one without). */
+export function searchIndexOf(db: Knex, resource: CompiledResource): SearchIndex | undefined {
+  if (resource.searchable.length === 0) return undefined;
+  const remove = preparedOnce(db, 'search_terms:clear', () => db('search_terms').where('object_id', param('object_id')).delete());
+  const insertOf = (count: number) => preparedOnce(db, `search_terms:insert:${count}`, () => db('search_terms').insert(Array.from({ length: count }, () => named(COLUMNS))));
+  return {
+    async add(tx, workspaceId, rows) {
+      const terms = termRows(resource, workspaceId, rows);
+      for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
+        const chunk = terms.slice(at, at + ROWS_PER_INSERT);
+        const statement = insertOf(chunk.length);
+        await tx.run(statement.sql, rowsArgs(statement, chunk));
+      }
+    },
+    clear: (tx, objectId) => tx.run(remove.sql, [objectId]),
+    match(q, workspaceId, words) {
+      for (const word of words) {
+        q.whereIn('id', db('search_terms').select('object_id').where('workspace_id', workspaceId).andWhere('resource', resource.def.name).andWhere('term', '>=', word).andWhere('term', '<', word + END));
+      }
+      return q;
+    },
+  };
+}
+
+/** Objects indexed per transaction when a resource's terms are made again. */
+const REINDEX_CHUNK = 500;
+
+/**
+ * Makes the terms of every resource whose searchable fields are not those its terms were made
+ * from (a database from before search, a plugin that now searches another field), and drops
+ * those of resources that search nothing any more. Run by the one process that prepares the
+ * database, before it serves; a resource whose terms are current costs one read.
+ */
+export async function reindexStale(db: Knex, registry: Registry, now: number): Promise<string[]> {
+  const indexed = new Map(((await db('search_indexed').select('resource', 'fields')) as Array<{ resource: string; fields: string }>).map((r) => [r.resource, r.fields]));
+  const done: string[] = [];
+  for (const resource of registry.resources) {
+    const fields = resource.searchable.join(',');
+    if ((indexed.get(resource.def.name) ?? '') === fields) continue;
+    await db('search_terms').where('resource', resource.def.name).delete();
+    if (fields !== '') await reindex(db, resource);
+    await db('search_indexed').where('resource', resource.def.name).delete();
+    if (fields !== '') await db('search_indexed').insert({ resource: resource.def.name, fields, indexed_at: now });
+    done.push(resource.def.name);
+  }
+  return done;
+}
+
+/**
+ * Every object's terms, a chunk of objects per transaction, each chunk locked while it is indexed
+ * (a term already there, written by another process doing the same, is left as it is).
+ */
+async function reindex(db: Knex, resource: CompiledResource): Promise<void> {
+  const { table } = resource.def;
+  let after = '';
+  for (;;) {
+    const rows = await transaction(db, async (trx) => {
+      const chunk = (await trx(table).where('id', '>', after).orderBy('id').limit(REINDEX_CHUNK).select('id', 'workspace_id', ...resource.searchable).forUpdate()) as Row[];
+      if (chunk.length === 0) return chunk;
+      await trx('search_terms').whereIn('object_id', chunk.map((row) => row.id as string)).delete();
+      const terms = chunk.flatMap((row) => termRows(resource, String(row.workspace_id), [row]));
+      for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) await trx('search_terms').insert(terms.slice(at, at + ROWS_PER_INSERT)).onConflict([...COLUMNS]).ignore();
+      return chunk;
+    });
+    if (rows.length < REINDEX_CHUNK) return;
+    after = String(rows[rows.length - 1]?.id);
+  }
+}

@@ -1,0 +1,180 @@
+import { expect } from 'chai';
+import type { Row } from '../../src/kernel/define.js';
+import { reindexStale } from '../../src/kernel/search-index.js';
+import { manualClock, startApp, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problem.js';
+
+interface Page {
+  data: Row[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+const SCOPES = ['read:deals', 'write:deals', 'read:clients', 'write:clients', 'read:leads', 'write:leads', 'read:invoices', 'write:invoices', 'read:proposals', 'write:proposals'];
+
+/** API.md section 14: `q=` on every list with searchable fields. */
+describe('search: q= on lists', () => {
+  const clock = manualClock(Date.UTC(2026, 5, 1));
+  let app: TestApp;
+  let token: string;
+  let workspaceId: string;
+
+  async function create(path: string, json: unknown, as = token): Promise<Row> {
+    const res = await app.request(path, { token: as, method: 'POST', json });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    clock.advance(1000);
+    return (await res.json()) as Row;
+  }
+
+  async function page(path: string, as = token): Promise<Page> {
+    const res = await app.request(path, { token: as });
+    expect(res.status, `${path}: ${await res.clone().text()}`).to.equal(200);
+    return (await res.json()) as Page;
+  }
+
+  /** Every object of a walk by cursor, in the order the pages gave them. */
+  async function walk(path: string, limit: number): Promise<string[]> {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const p: Page = await page(`${path}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      seen.push(...p.data.map((o) => String(o.id)));
+      cursor = p.next_cursor;
+      expect(p.has_more).to.equal(cursor !== null);
+    } while (cursor);
+    return seen;
+  }
+
+  const found = async (path: string) => (await page(path)).data.map((o) => String(o.id)).sort();
+  const idsOf = (...rows: Row[]) => rows.map((o) => String(o.id)).sort();
+  const termCount = async () => Number(((await app.deps.db('search_terms').where('workspace_id', workspaceId).count({ n: '*' })) as Array<{ n: number | string }>)[0]?.n);
+
+  before(async () => {
+    app = await startApp({ clock });
+    ({ token, workspaceId } = await app.workspaceWithKey({ scopes: SCOPES }));
+  });
+  after(() => app.close());
+
+  it('finds clients by the start of any word of name, company or email, whatever the case and accents', async () => {
+    const muller = await create('/v1/clients', { name: 'Jörg Müller-Lüdenscheidt', company: 'Acme GmbH', email: 'jm@acme-berlin.de' });
+    const acme = await create('/v1/clients', { name: 'ACME Corporation', email: 'hello@example.com' });
+    const other = await create('/v1/clients', { name: 'Initech', company: 'Initrode', email: 'peter@initech.example' });
+    expect(await found('/v1/clients?q=acme')).to.deep.equal(idsOf(muller, acme));
+    expect(await found('/v1/clients?q=MULL')).to.deep.equal(idsOf(muller));
+    expect(await found('/v1/clients?q=l%C3%BCden')).to.deep.equal(idsOf(muller));
+    expect(await found('/v1/clients?q=berl')).to.deep.equal(idsOf(muller), 'a word of the email');
+    expect(await found('/v1/clients?q=init')).to.deep.equal(idsOf(other));
+    // A prefix of a word, not a part inside it.
+    expect(await found('/v1/clients?q=cme')).to.deep.equal([]);
+    expect(await found('/v1/clients?q=nitech')).to.deep.equal([]);
+  });
+
+  it('needs every word, each in any of the fields; an email or number as typed finds its object', async () => {
+    const a = await create('/v1/leads', { name: 'Grace Hopper', company: 'Navy Labs', email: 'grace.hopper@navy.example' });
+    const b = await create('/v1/leads', { name: 'Grace Kelly', company: 'Monaco' });
+    expect(await found('/v1/leads?q=grace')).to.deep.equal(idsOf(a, b));
+    expect(await found('/v1/leads?q=grace%20navy')).to.deep.equal(idsOf(a));
+    expect(await found('/v1/leads?q=gra%20ho')).to.deep.equal(idsOf(a));
+    expect(await found('/v1/leads?q=grace%20paris')).to.deep.equal([]);
+    expect(await found(`/v1/leads?q=${encodeURIComponent('grace.hopper@navy')}`)).to.deep.equal(idsOf(a));
+    const invoice = await create('/v1/invoices', { number: 'INV-2026-0042' });
+    await create('/v1/invoices', { number: 'INV-2025-0042' });
+    expect(await found(`/v1/invoices?q=${encodeURIComponent('INV-2026-00')}`)).to.deep.equal(idsOf(invoice));
+    const proposal = await create('/v1/proposals', { title: 'Redesign, phase 1' });
+    expect(await found('/v1/proposals?q=phase')).to.deep.equal(idsOf(proposal));
+  });
+
+  it('keeps the list order and its cursors: every match exactly once, in either sort', async () => {
+    const matching: Row[] = [];
+    for (let i = 0; i < 9; i++) {
+      matching.push(await create('/v1/deals', { title: `Website redesign ${i}`, amount: i * 1000, currency: 'EUR' }));
+      await create('/v1/deals', { title: `Logo ${i}` });
+    }
+    // A change moves an object in the updated_at order; the search follows.
+    const moved = await app.request(`/v1/deals/${String(matching[2]?.id)}`, { token, method: 'PATCH', json: { amount: 99 } });
+    expect(moved.status).to.equal(200);
+    for (const sort of ['-created_at', 'created_at', '-updated_at', 'updated_at']) {
+      const all = (await page(`/v1/deals?sort=${sort}&limit=100`)).data.filter((d) => String(d.title).startsWith('Website')).map((d) => String(d.id));
+      expect(all).to.have.length(9);
+      expect(await walk(`/v1/deals?q=web&sort=${sort}`, 2), sort).to.deep.equal(all);
+    }
+  });
+
+  it('combines with filters and operators', async () => {
+    const client = await create('/v1/clients', { name: 'Umbrella' });
+    const hit = await create('/v1/deals', { title: 'Umbrella rollout', amount: 50000, currency: 'EUR', stage: 'won', client_id: client.id });
+    await create('/v1/deals', { title: 'Umbrella pilot', amount: 500, currency: 'EUR', stage: 'won', client_id: client.id });
+    await create('/v1/deals', { title: 'Umbrella renewal', amount: 90000, currency: 'EUR', stage: 'lost' });
+    expect(await found(`/v1/deals?q=umbrella&stage[in]=won&amount[gte]=1000`)).to.deep.equal(idsOf(hit));
+    expect(await found(`/v1/deals?q=umbrella&client_id=${String(client.id)}&amount[gte]=1000`)).to.deep.equal(idsOf(hit));
+    const expanded = await page(`/v1/deals?q=rollout&expand=client`);
+    expect(expanded.data).to.have.length(1);
+    expect((expanded.data[0]?.client as Row).name).to.equal('Umbrella');
+  });
+
+  it('follows every write: update, delete and batch create, and nothing of another workspace', async () => {
+    const deal = await create('/v1/deals', { title: 'Zeppelin launch' });
+    expect(await found('/v1/deals?q=zepp')).to.deep.equal(idsOf(deal));
+    const renamed = await app.request(`/v1/deals/${String(deal.id)}`, { token, method: 'PATCH', json: { title: 'Airship launch' } });
+    expect(renamed.status).to.equal(200);
+    expect(await found('/v1/deals?q=zepp')).to.deep.equal([]);
+    expect(await found('/v1/deals?q=airsh%20laun')).to.deep.equal(idsOf(deal));
+    const batch = await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'Quokka one' }, { title: 'Quokka two' }] } });
+    expect(batch.status).to.equal(201);
+    expect(await found('/v1/deals?q=quokka')).to.deep.equal(idsOf(...((await batch.json()) as { data: Row[] }).data));
+    const gone = await app.request(`/v1/deals/${String(deal.id)}`, { token, method: 'DELETE' });
+    expect(gone.status).to.equal(204);
+    expect(await found('/v1/deals?q=airship')).to.deep.equal([]);
+    expect(await app.deps.db('search_terms').where('object_id', String(deal.id)).count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 0);
+
+    const other = await app.workspaceWithKey({ scopes: SCOPES });
+    await create('/v1/deals', { title: 'Quokka three' }, other.token);
+    expect(await found('/v1/deals?q=quokka')).to.have.length(2);
+    expect((await page('/v1/deals?q=quokka', other.token)).data.map((d) => d.title)).to.deep.equal(['Quokka three']);
+  });
+
+  it('writes no term for what fails: a batch refused at one item, a create with a missing reference', async () => {
+    const before = await termCount();
+    const batch = await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'Wombat one' }, { title: 'Wombat two', client_id: 'client_doesnotexist' }] } });
+    expect(batch.status).to.equal(422);
+    const single = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Wombat three', client_id: 'client_doesnotexist' } });
+    expect(single.status).to.equal(422);
+    expect(await termCount()).to.equal(before);
+    expect(await found('/v1/deals?q=wombat')).to.deep.equal([]);
+  });
+
+  it('refuses a q with no word, too many words, or too long, naming q', async () => {
+    for (const [q, says] of [
+      ['--', /no word/],
+      ['a b c d e f g h i', /9 words; a search takes at most 8/],
+      ['', /must NOT have fewer than 1 characters|fewer than 1/],
+      ['x'.repeat(201), /more than 200 characters/],
+    ] as const) {
+      const body = await problem(await app.request(`/v1/deals?q=${encodeURIComponent(q)}`, { token }), 400, 'invalid_parameter');
+      expect(body.errors?.[0]?.parameter, q).to.equal('q');
+      expect(body.errors?.[0]?.message, q).to.match(says);
+    }
+  });
+
+  it('is in the OpenAPI document on the lists that search, naming their fields', async () => {
+    const doc = (await (await app.request('/v1/openapi.json')).json()) as { paths: Record<string, { get: { parameters: Array<{ name: string; description?: string; schema?: { description?: string } }> } }> };
+    const q = (path: string) => doc.paths[path]?.get.parameters.find((p) => p.name === 'q');
+    const said = (path: string) => `${q(path)?.description ?? ''} ${q(path)?.schema?.description ?? ''}`;
+    expect(said('/clients')).to.include('name, email, company');
+    expect(said('/invoices')).to.include('number');
+    expect(said('/deals')).to.include('title');
+  });
+
+  it('makes the terms of objects stored before search at start-up, once', async () => {
+    await reindexStale(app.deps.db, app.registry, clock.now());
+    const deal = await create('/v1/deals', { title: 'Narwhal expedition' });
+    // As a database from before search: objects, and no term.
+    await app.deps.db('search_terms').where('resource', 'deal').delete();
+    await app.deps.db('search_indexed').where('resource', 'deal').delete();
+    expect(await found('/v1/deals?q=narwhal')).to.deep.equal([]);
+    expect(await reindexStale(app.deps.db, app.registry, clock.now())).to.deep.equal(['deal']);
+    expect(await found('/v1/deals?q=narwhal%20exped')).to.deep.equal(idsOf(deal));
+    expect(await found('/v1/deals?q=website')).to.have.length(9);
+    expect(await reindexStale(app.deps.db, app.registry, clock.now())).to.deep.equal([]);
+  });
+});
