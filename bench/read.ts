@@ -6,7 +6,7 @@
  * a bare route is bench:peer.) Then the same for a filtered list (issue 26): a page of
  * GET /v1/deals?amount[gte]=0&limit=50 2,000 matching rows deep vs its first page (target <= 1.2),
  * and for a search (q=1, a word that starts the number of one deal in nine; q=website, a word
- * of every deal), the same.
+ * of every deal; q=12, 1,111 deals, whose matches drive the query), the same.
  * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379 | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { encodeCursor } from '../src/kernel/cursor.js';
@@ -41,18 +41,23 @@ async function prepare() {
   const deepMatch = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).where('amount', '>=', 0).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(1_999).limit(1).first()) as { created_at: number; id: string };
   const filteredCursor = encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(deepMatch.created_at), id: deepMatch.id });
   const searched = (word: string) => db('search_terms').select('object_id').where({ workspace_id: workspaceId, resource: 'deal' }).andWhere('term', '>=', word).andWhere('term', '<', `${word}\u{10FFFF}`);
-  const searchCursor = async (word: string) => {
-    const row = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).whereIn('id', searched(word)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(1_999).limit(1).first()) as { created_at: number; id: string };
+  const searchCursor = async (word: string, deep: number) => {
+    const row = (await db('deals').select('created_at', 'id').where('workspace_id', workspaceId).whereIn('id', searched(word)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(deep).limit(1).first()) as { created_at: number; id: string };
     return encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(row.created_at), id: row.id });
   };
-  const searchCursors = { rare: await searchCursor(RARE), common: await searchCursor(COMMON) };
+  const searchCursors = { rare: await searchCursor(RARE, 1_999), common: await searchCursor(COMMON, 1_999), few: await searchCursor(FEW, 999) };
   await db.destroy();
   return { workspaceId, tokens, cursor, filteredCursor, searchCursors };
 }
 
-/** Sample titles are "Website redesign <n>": "1" starts the number of one deal in nine, "website" every title. */
+/**
+ * Sample titles are "Website redesign <n>": "1" starts the number of one deal in nine, "website"
+ * every title: more than DRIVING_MATCHES, so the list's index is walked. "12" starts 1,111
+ * numbers, so its matches drive the query.
+ */
 const RARE = '1';
 const COMMON = 'website';
+const FEW = '12';
 const { tokens, cursor, filteredCursor, searchCursors } = await prepare();
 const chain = await start('src/server.ts');
 const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -83,8 +88,12 @@ async function depth(firstPage: string, deepPage: string, deepLabel: string, tar
 try {
   await depth(`${chain.url}/v1/deals?limit=50`, `${chain.url}/v1/deals?limit=50&cursor=${cursor}`, 'page 100,000 rows deep', 1.1, 'Page depth');
   await depth(`${chain.url}/v1/deals?amount[gte]=0&limit=50`, `${chain.url}/v1/deals?amount[gte]=0&limit=50&cursor=${filteredCursor}`, 'page 2,000 matches deep', 1.2, 'Filtered page depth (amount[gte]=0)');
-  for (const [which, word] of [['rare', RARE], ['common', COMMON]] as const) {
-    await depth(`${chain.url}/v1/deals?q=${word}&limit=50`, `${chain.url}/v1/deals?q=${word}&limit=50&cursor=${searchCursors[which]}`, 'page 2,000 matches deep', 1.2, `Search page depth (q=${word}: ${which === 'rare' ? 'one deal in nine' : 'every deal'})`);
+  for (const [which, word, deep, says] of [
+    ['rare', RARE, '2,000', 'one deal in nine'],
+    ['common', COMMON, '2,000', 'every deal'],
+    ['few', FEW, '1,000', '1,111 deals'],
+  ] as const) {
+    await depth(`${chain.url}/v1/deals?q=${word}&limit=50`, `${chain.url}/v1/deals?q=${word}&limit=50&cursor=${searchCursors[which]}`, `page ${deep} matches deep`, 1.2, `Search page depth (q=${word}: ${says})`);
   }
 } finally {
   chain.child.kill('SIGTERM');

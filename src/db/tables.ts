@@ -39,6 +39,17 @@ export function keysetSource(db: Knex, table: string, column: 'created_at' | 'up
   return isMysql(db) ? db.raw('?? FORCE INDEX (??)', [table, keysetIndex(table, column)]) : table;
 }
 
+/**
+ * A resource table whose rows a search's few matches name (kernel/search-index.ts): they are
+ * fetched by id and sorted, not found by walking the workspace's rows in the list's order,
+ * which both planners would otherwise choose to skip the sort. SQLite is told by `+` (the
+ * workspace's condition then uses no index); MariaDB by leaving the keyset indexes out.
+ */
+export function drivenByTerms(db: Knex, table: string, workspaceId: string): Knex.QueryBuilder {
+  if (isMysql(db)) return db.from(db.raw('?? IGNORE INDEX (??, ??)', [table, keysetIndex(table, 'created_at'), keysetIndex(table, 'updated_at')])).where('workspace_id', workspaceId);
+  return db.from(table).whereRaw('+?? = ?', ['workspace_id', workspaceId]);
+}
+
 /** The names of a table's indexes. */
 export async function indexNames(db: Knex, table: string): Promise<Set<string>> {
   if (isMysql(db)) {

@@ -32,13 +32,19 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     const rows = await store.page(workspaceId, { column, order }, after, query.limit + 1);
     return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, store.toObject);
   }
-  // An equality filter has its index (workspace, field, sort, id), and a search its terms: the
-  // planner's choice. Past a cursor with only ranges, [in] or updated_since, the sort's keyset
-  // index (MariaDB would otherwise walk the workspace's rows from the top to the cursor).
+  // An equality filter has its index (workspace, field, sort, id): the planner's choice. Past a
+  // cursor with only ranges, [in], updated_since or common search words, the sort's keyset
+  // index (MariaDB would otherwise walk the workspace's rows from the top to the cursor); a
+  // search's few matches drive the query themselves (kernel/search-index.ts).
   const equality = list.filters.filter((filter) => query[filter] !== undefined);
   const words = query.q === undefined ? undefined : searchWords(query.q);
-  const q = store.query(workspaceId, query.cursor !== undefined && equality.length === 0 && !words ? column : undefined);
-  if (words) store.search(q, workspaceId, words);
+  const keyset = query.cursor !== undefined && equality.length === 0 ? column : undefined;
+  const q = words ? (await store.search(workspaceId, words, keyset))?.q : store.query(workspaceId, keyset);
+  if (!q) {
+    // A word that starts no term: no object, whatever else the query says (its cursor is still checked).
+    if (query.cursor !== undefined) decodeCursor(query.cursor, name, query.sort);
+    return { data: [], has_more: false, next_cursor: null };
+  }
   for (const filter of equality) q.where(filter, query[filter] as string);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter]);

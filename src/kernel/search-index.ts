@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { named, param, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
+import { args, LIMIT, named, param, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
+import type { Reads } from '../db/reads.js';
 import { transaction } from '../db/dialect.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
@@ -16,9 +17,20 @@ export interface SearchIndex {
   add(tx: Tx, workspaceId: string, rows: readonly Row[]): Promise<void>;
   /** Every term of one object. */
   clear(tx: Tx, objectId: string): Promise<void>;
-  /** Narrows `q` (a query on the resource's table) to the objects that have a term starting with each word. */
-  match(q: Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Knex.QueryBuilder;
+  /**
+   * A query on the resource's table (`from`, with the workspace's condition) narrowed to the
+   * objects that have a term starting with each word, or undefined when a word starts none
+   * (in an object: a query builder is a promise, which `await` would run).
+   */
+  match(from: (drivenByTerms: boolean) => Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Promise<{ q: Knex.QueryBuilder } | undefined>;
 }
+
+/**
+ * Up to this many objects, a word's matches drive the query: they are looked up and sorted
+ * (a few milliseconds at most). Past it, every word is common, and the list's keyset index is
+ * walked, each row checked against the matches: a page stops after its rows.
+ */
+export const DRIVING_MATCHES = 2_000;
 
 const COLUMNS = ['workspace_id', 'resource', 'term', 'object_id'] as const;
 /** Past every character: `term >= word AND term < word + END` holds the terms that start with word. */
@@ -34,8 +46,15 @@ export function termRows(resource: CompiledResource, workspaceId: string, rows: 
 }
 
 /** The search index of a resource with searchable fields (undefined for one without). */
-export function searchIndexOf(db: Knex, resource: CompiledResource): SearchIndex | undefined {
+export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource): SearchIndex | undefined {
   if (resource.searchable.length === 0) return undefined;
+  const name = resource.def.name;
+  const starting = (q: Knex.QueryBuilder, workspaceId: Knex.Value, resourceName: Knex.Value, word: Knex.Value, end: Knex.Value) =>
+    q.from('search_terms').where('workspace_id', workspaceId).andWhere('resource', resourceName).andWhere('term', '>=', word).andWhere('term', '<', end);
+  // How many objects a word starts a term of, counted up to one past DRIVING_MATCHES: one index range, cut short.
+  const counted = preparedOnce(db, 'search_terms:count', () =>
+    db.count({ n: '*' }).from(starting(db.queryBuilder().select(db.raw('1')), param('workspace_id'), param('resource'), param('word'), param('end')).limit(LIMIT).as('matches')),
+  );
   const remove = preparedOnce(db, 'search_terms:clear', () => db('search_terms').where('object_id', param('object_id')).delete());
   const insertOf = (count: number) => preparedOnce(db, `search_terms:insert:${count}`, () => db('search_terms').insert(Array.from({ length: count }, () => named(COLUMNS))));
   return {
@@ -48,11 +67,19 @@ export function searchIndexOf(db: Knex, resource: CompiledResource): SearchIndex
       }
     },
     clear: (tx, objectId) => tx.run(remove.sql, [objectId]),
-    match(q, workspaceId, words) {
-      for (const word of words) {
-        q.whereIn('id', db('search_terms').select('object_id').where('workspace_id', workspaceId).andWhere('resource', resource.def.name).andWhere('term', '>=', word).andWhere('term', '<', word + END));
-      }
-      return q;
+    async match(from, workspaceId, words) {
+      const counts = await Promise.all(
+        words.map(async (word) => {
+          const [row] = await reads.all(counted.sql, args(counted, { workspace_id: workspaceId, resource: name, word, end: word + END, limit: DRIVING_MATCHES + 1 }));
+          return { word, n: Number(row?.n) };
+        }),
+      );
+      counts.sort((a, b) => a.n - b.n);
+      if (counts[0]?.n === 0) return undefined;
+      const q = from((counts[0]?.n ?? Infinity) <= DRIVING_MATCHES);
+      // The rarest word first: where its matches drive, the others are checked against them.
+      for (const { word } of counts) q.whereIn('id', starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END));
+      return { q };
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { args, LIMIT, named, param, prepare, ROWS_PER_INSERT, rowsArgs, type Prepared } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
-import { keysetSource } from '../db/tables.js';
+import { drivenByTerms, keysetSource } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
 import type { Change, Row, SortField } from './define.js';
 import { eventsFor, writeEvents } from './outbox.js';
@@ -34,8 +34,11 @@ export interface ResourceStore {
    * table, left to the planner, or (`keyset`) held to that sort's keyset index.
    */
   query(workspaceId: string, keyset?: SortField): Knex.QueryBuilder;
-  /** Narrows a query() to the objects that have every word of a search (kernel/search.ts). */
-  search(q: Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Knex.QueryBuilder;
+  /**
+   * The query of a search (kernel/search.ts): the objects with every word, to be narrowed and
+   * paged like query()'s, or undefined when a word finds nothing.
+   */
+  search(workspaceId: string, words: readonly string[], keyset?: SortField): Promise<{ q: Knex.QueryBuilder } | undefined>;
   /** The stored row, locked until `tx` ends (SQLite's writer holds the only lock), or undefined. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<Row | undefined>;
   /** Whether the object exists, share-locked until `tx` ends so that it cannot be deleted under it. */
@@ -100,7 +103,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
 
 function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references: Map<string, ResourceStore>): ResourceStore {
   const s = statementsOf(db, resource);
-  const index = searchIndexOf(db, resource);
+  const index = searchIndexOf(db, reads, resource);
   const ids = (workspaceId: string, id: string) => ({ workspace_id: workspaceId, id });
   return {
     resource,
@@ -127,9 +130,9 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     async exists(tx, workspaceId, id) {
       return (await tx.all(s.exists.sql, args(s.exists, ids(workspaceId, id)))).length > 0;
     },
-    search(q, workspaceId, words) {
+    search(workspaceId, words, keyset) {
       if (!index) throw new Error(`${resource.def.name} has no searchable field`);
-      return index.match(q, workspaceId, words);
+      return index.match((driven) => (driven ? drivenByTerms(db, resource.def.table, workspaceId) : this.query(workspaceId, keyset)), workspaceId, words);
     },
     async insert(tx, row) {
       await tx.run(s.insert.sql, args(s.insert, row));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Row } from '../../src/kernel/define.js';
-import { reindexStale } from '../../src/kernel/search-index.js';
+import { DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 
@@ -98,6 +98,25 @@ describe('search: q= on lists', () => {
       expect(all).to.have.length(9);
       expect(await walk(`/v1/deals?q=web&sort=${sort}`, 2), sort).to.deep.equal(all);
     }
+  });
+
+  it(`walks the list's index when every word is common (over ${DRIVING_MATCHES.toLocaleString('en')} objects), and still gives every match once`, async () => {
+    const count = DRIVING_MATCHES + 100;
+    const made: Row[] = [];
+    for (let at = 0; at < count; at += 100) {
+      const res = await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: Array.from({ length: 100 }, (_, i) => ({ title: `Kangaroo ${at + i}` })) } });
+      expect(res.status).to.equal(201);
+      made.push(...((await res.json()) as { data: Row[] }).data);
+      clock.advance(1000);
+    }
+    // Newest first: batches by their time, and within a batch (one time) by id, descending.
+    const newestFirst = [...made].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)) || String(b.id).localeCompare(String(a.id))).map((d) => String(d.id));
+    expect(await walk('/v1/deals?q=kangaroo', 200)).to.deep.equal(newestFirst);
+    expect(await walk('/v1/deals?q=kangaroo&sort=created_at', 150)).to.deep.equal([...newestFirst].reverse());
+    // With a rarer word, its matches drive; the common one is checked against them.
+    const sevens = made.filter((d) => String(d.title).split(' ')[1]?.startsWith('7')).map((d) => String(d.id));
+    expect(sevens.length).to.be.within(2, DRIVING_MATCHES);
+    expect(await walk('/v1/deals?q=kangaroo%207', 40)).to.deep.equal(newestFirst.filter((id) => sevens.includes(id)));
   });
 
   it('combines with filters and operators', async () => {
