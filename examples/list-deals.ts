@@ -6,6 +6,7 @@
  *   WSAPI_TOKEN=wsk_... npx tsx examples/list-deals.ts [stage]
  *
  * MIN_AMOUNT=100000 lists only deals of at least that amount (minor units: `amount[gte]`);
+ * SEARCH="web red" only deals whose title has words starting with each (`q`);
  * WITH_CLIENT=1 reads each deal's client in the same request (`expand=client`, which needs
  * read:clients) and prints its name.
  */
@@ -28,6 +29,7 @@ const stage = process.argv[2] as Stage;
 
 const minAmount = process.env.MIN_AMOUNT === undefined ? undefined : Number(process.env.MIN_AMOUNT);
 const withClient = process.env.WITH_CLIENT === '1';
+const search = process.env.SEARCH || undefined;
 
 function show(deal: Deal): string {
   const amount = deal.amount === null ? '' : ` ${(deal.amount / 100).toFixed(2)} ${deal.currency ?? ''}`;
@@ -44,6 +46,7 @@ do {
     ...(stage ? { stage } : {}),
     ...(minAmount !== undefined ? { 'amount[gte]': minAmount } : {}),
     ...(withClient ? { expand: 'client' } : {}),
+    ...(search ? { q: search } : {}),
     ...(cursor ? { cursor } : {}),
   };
   const { data, error, response } = await client.GET('/deals', { params: { query } });

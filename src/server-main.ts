@@ -53,8 +53,8 @@ async function main(signals: StopSignals): Promise<void> {
       await deps.close();
       throw err;
     });
-    const reindexed = await signals.finishing(reindexStale(deps.db, registry, deps.clock.now()));
-    if (reindexed.length > 0) log.info({ resources: reindexed }, 'made the search terms of the objects already stored');
+    const reindexed = (await signals.finishing(reindexStale(deps.db, registry, deps.clock.now()))).filter((r) => r.objects > 0);
+    if (reindexed.length > 0) log.info({ indexed: Object.fromEntries(reindexed.map((r) => [r.resource, r.objects])) }, 'made the search terms of the objects already stored');
     // Never on MySQL unless asked: a production database's first start must not hold a full-scope key.
     demo = config.demo ? await signals.finishing(seedDemoIfEmpty(deps, registry)) : null;
   }

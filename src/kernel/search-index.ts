@@ -91,19 +91,20 @@ const REINDEX_CHUNK = 500;
  * Makes the terms of every resource whose searchable fields are not those its terms were made
  * from (a database from before search, a plugin that now searches another field), and drops
  * those of resources that search nothing any more. Run by the one process that prepares the
- * database, before it serves; a resource whose terms are current costs one read.
+ * database, before it serves; a resource whose terms are current costs one read. Says which
+ * resources it indexed, and how many objects each had.
  */
-export async function reindexStale(db: Knex, registry: Registry, now: number): Promise<string[]> {
+export async function reindexStale(db: Knex, registry: Registry, now: number): Promise<Array<{ resource: string; objects: number }>> {
   const indexed = new Map(((await db('search_indexed').select('resource', 'fields')) as Array<{ resource: string; fields: string }>).map((r) => [r.resource, r.fields]));
-  const done: string[] = [];
+  const done: Array<{ resource: string; objects: number }> = [];
   for (const resource of registry.resources) {
     const fields = resource.searchable.join(',');
     if ((indexed.get(resource.def.name) ?? '') === fields) continue;
     await db('search_terms').where('resource', resource.def.name).delete();
-    if (fields !== '') await reindex(db, resource);
+    const objects = fields === '' ? 0 : await reindex(db, resource);
     await db('search_indexed').where('resource', resource.def.name).delete();
     if (fields !== '') await db('search_indexed').insert({ resource: resource.def.name, fields, indexed_at: now });
-    done.push(resource.def.name);
+    done.push({ resource: resource.def.name, objects });
   }
   return done;
 }
@@ -112,9 +113,10 @@ export async function reindexStale(db: Knex, registry: Registry, now: number): P
  * Every object's terms, a chunk of objects per transaction, each chunk locked while it is indexed
  * (a term already there, written by another process doing the same, is left as it is).
  */
-async function reindex(db: Knex, resource: CompiledResource): Promise<void> {
+async function reindex(db: Knex, resource: CompiledResource): Promise<number> {
   const { table } = resource.def;
   let after = '';
+  let objects = 0;
   for (;;) {
     const rows = await transaction(db, async (trx) => {
       const chunk = (await trx(table).where('id', '>', after).orderBy('id').limit(REINDEX_CHUNK).select('id', 'workspace_id', ...resource.searchable).forUpdate()) as Row[];
@@ -124,7 +126,8 @@ async function reindex(db: Knex, resource: CompiledResource): Promise<void> {
       for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) await trx('search_terms').insert(terms.slice(at, at + ROWS_PER_INSERT)).onConflict([...COLUMNS]).ignore();
       return chunk;
     });
-    if (rows.length < REINDEX_CHUNK) return;
+    objects += rows.length;
+    if (rows.length < REINDEX_CHUNK) return objects;
     after = String(rows[rows.length - 1]?.id);
   }
 }

@@ -191,7 +191,9 @@ describe('search: q= on lists', () => {
     await app.deps.db('search_terms').where('resource', 'deal').delete();
     await app.deps.db('search_indexed').where('resource', 'deal').delete();
     expect(await found('/v1/deals?q=narwhal')).to.deep.equal([]);
-    expect(await reindexStale(app.deps.db, app.registry, clock.now())).to.deep.equal(['deal']);
+    const made = await reindexStale(app.deps.db, app.registry, clock.now());
+    expect(made.map((r) => r.resource)).to.deep.equal(['deal']);
+    expect(made[0]?.objects).to.equal(Number(((await app.deps.db('deals').count({ n: '*' })) as Array<{ n: number | string }>)[0]?.n));
     expect(await found('/v1/deals?q=narwhal%20exped')).to.deep.equal(idsOf(deal));
     expect(await found('/v1/deals?q=website')).to.have.length(9);
     expect(await reindexStale(app.deps.db, app.registry, clock.now())).to.deep.equal([]);
