@@ -150,6 +150,30 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
     expect((await call(`/v1/notes/${created.body.id}`)).status).to.equal(404);
   });
 
+  it('searches the text it declares searchable, and filters by the text field it declares filterable, [in] included', async () => {
+    const made = [];
+    for (const [body, topic] of [
+      ['Invoice 42 was paid twice: refund it.', 'billing'],
+      ['Refund policy explained on the phone.', 'support'],
+      ['Lunch on Friday.', null],
+    ] as const) {
+      const res = await call('/v1/notes', { method: 'POST', json: { body, topic } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      made.push(res.body.id as string);
+    }
+    const ids = async (query: string) => ((await call(`/v1/notes?${query}`)).body.data as Json[]).map((n) => n.id as string).sort();
+    expect(await ids('q=refund')).to.deep.equal([made[0], made[1]].sort());
+    expect(await ids('q=refund%20pho')).to.deep.equal([made[1]]);
+    expect(await ids('topic=billing')).to.deep.equal([made[0]]);
+    expect(await ids('topic[in]=billing,support')).to.deep.equal([made[0], made[1]].sort());
+    expect(await ids('topic[in]=support&q=refund')).to.deep.equal([made[1]]);
+    const tooLong = await call(`/v1/notes?topic[in]=billing,${'x'.repeat(41)}`);
+    expect(tooLong.status).to.equal(400);
+    expect(tooLong.body.errors[0].parameter).to.equal('topic[in]');
+    // A field not declared filterable offers no [in].
+    expect((await call('/v1/notes?body[in]=x')).status).to.equal(400);
+  });
+
   it('takes a writable datetime in any offset, stores the moment, and reads it back as UTC with milliseconds', async () => {
     const created = await call('/v1/notes', { method: 'POST', json: { body: 'Remind me.', remind_at: '2026-12-31T10:30:00+01:00' } });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
