@@ -2,8 +2,11 @@ import type { Knex } from 'knex';
 
 /**
  * Search (API.md section 14): the words of every object's searchable fields (kernel/search.ts),
- * one row per (workspace, resource, term, object), sought by prefix on the primary key; the
- * object's rows are found by `object_id` when it changes or goes. Terms compare byte by byte
+ * one row per (workspace, resource, term, object), sought by prefix on the primary key. The
+ * object's creation time comes before its id in the key, so that a common word's new rows are
+ * added at the end of its range rather than all over it (a batch of 100 would otherwise touch
+ * a page per row); an object's rows are deleted by their whole key, made again from the
+ * object as it was. Terms compare byte by byte
  * (utf8mb4_bin on MySQL, SQLite's BINARY): they are stored folded, and a prefix range ends at
  * U+10FFFF. `search_indexed` says which fields each resource's terms were made from, so that a
  * server whose plugins search other fields (or a database from before this table) indexes the
@@ -17,9 +20,9 @@ export async function up(knex: Knex): Promise<void> {
     t.string('resource', 64).notNullable();
     const term = t.string('term', 64).notNullable();
     if (mysql) term.collate('utf8mb4_bin');
+    t.bigInteger('created_at').notNullable();
     t.string('object_id', 64).notNullable();
-    t.primary(['workspace_id', 'resource', 'term', 'object_id']);
-    t.index(['object_id'], 'search_terms_object');
+    t.primary(['workspace_id', 'resource', 'term', 'created_at', 'object_id']);
   });
   await knex.schema.createTable('search_indexed', (t) => {
     t.string('resource', 64).primary();

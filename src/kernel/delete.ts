@@ -9,7 +9,7 @@ export async function deleteObject(deps: WriteDeps, store: ResourceStore, worksp
   const now = clock.now();
   await writeTransaction(db, async (tx) => {
     const row = await findForUpdate(store, tx, workspaceId, id);
-    await store.remove(tx, workspaceId, String(row.id));
+    await store.remove(tx, workspaceId, row);
     await store.emit(tx, workspaceId, { before: store.toObject(row), after: null }, now);
   });
   notifier.notify();

@@ -5,7 +5,7 @@ import { transaction } from '../db/dialect.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { termsOf } from './search.js';
+import { termsOf, WORDS_VERSION } from './search.js';
 
 /**
  * The `search_terms` table of one resource (kernel/search.ts says what a term is): the store
@@ -13,10 +13,10 @@ import { termsOf } from './search.js';
  * list's query by them.
  */
 export interface SearchIndex {
-  /** The terms of new stored rows (each with its `id`). */
-  add(tx: Tx, workspaceId: string, rows: readonly Row[]): Promise<void>;
-  /** Every term of one object. */
-  clear(tx: Tx, objectId: string): Promise<void>;
+  /** The terms of new stored rows (each with its `id` and `created_at`); of one changed row, those `before` did not have. */
+  add(tx: Tx, workspaceId: string, rows: readonly Row[], before?: Row): Promise<void>;
+  /** The terms of a stored row that `after` (the same object, changed) no longer has, or all of them without `after`. */
+  drop(tx: Tx, workspaceId: string, before: Row, after?: Row): Promise<void>;
   /**
    * A query on the resource's table (`from`, with the workspace's condition) narrowed to the
    * objects that have a term starting with each word, or undefined when a word starts none
@@ -32,7 +32,7 @@ export interface SearchIndex {
  */
 export const DRIVING_MATCHES = 2_000;
 
-const COLUMNS = ['workspace_id', 'resource', 'term', 'object_id'] as const;
+const COLUMNS = ['workspace_id', 'resource', 'term', 'created_at', 'object_id'] as const;
 /** Past every character: `term >= word AND term < word + END` holds the terms that start with word. */
 const END = '\u{10FFFF}';
 
@@ -40,7 +40,7 @@ const END = '\u{10FFFF}';
 export function termRows(resource: CompiledResource, workspaceId: string, rows: readonly Row[]): Row[] {
   const terms: Row[] = [];
   for (const row of rows) {
-    for (const term of termsOf(resource.searchable, row)) terms.push({ workspace_id: workspaceId, resource: resource.def.name, term, object_id: row.id });
+    for (const term of termsOf(resource.searchable, row)) terms.push({ workspace_id: workspaceId, resource: resource.def.name, term, created_at: row.created_at, object_id: row.id });
   }
   return terms;
 }
@@ -55,18 +55,39 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
   const counted = preparedOnce(db, 'search_terms:count', () =>
     db.count({ n: '*' }).from(starting(db.queryBuilder().select(db.raw('1')), param('workspace_id'), param('resource'), param('word'), param('end')).limit(LIMIT).as('matches')),
   );
-  const remove = preparedOnce(db, 'search_terms:clear', () => db('search_terms').where('object_id', param('object_id')).delete());
   const insertOf = (count: number) => preparedOnce(db, `search_terms:insert:${count}`, () => db('search_terms').insert(Array.from({ length: count }, () => named(COLUMNS))));
+  // One object's rows by their whole key: `count` terms (t0, t1, ...).
+  const deleteOf = (count: number) =>
+    preparedOnce(db, `search_terms:delete:${count}`, () =>
+      db('search_terms')
+        .where('workspace_id', param('workspace_id'))
+        .andWhere('resource', param('resource'))
+        .whereIn('term', Array.from({ length: count }, (_, i) => param(`t${i}`)))
+        .andWhere('created_at', param('created_at'))
+        .andWhere('object_id', param('object_id'))
+        .delete(),
+    );
   return {
-    async add(tx, workspaceId, rows) {
-      const terms = termRows(resource, workspaceId, rows);
+    async add(tx, workspaceId, rows, before) {
+      const had = before ? termsOf(resource.searchable, before) : undefined;
+      const terms = termRows(resource, workspaceId, rows).filter((row) => !had?.has(row.term as string));
       for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
         const chunk = terms.slice(at, at + ROWS_PER_INSERT);
         const statement = insertOf(chunk.length);
         await tx.run(statement.sql, rowsArgs(statement, chunk));
       }
     },
-    clear: (tx, objectId) => tx.run(remove.sql, [objectId]),
+    async drop(tx, workspaceId, before, after) {
+      const kept = after ? termsOf(resource.searchable, after) : new Set<string>();
+      const gone = [...termsOf(resource.searchable, before)].filter((term) => !kept.has(term));
+      for (let at = 0; at < gone.length; at += ROWS_PER_INSERT) {
+        const chunk = gone.slice(at, at + ROWS_PER_INSERT);
+        const statement = deleteOf(chunk.length);
+        const values: Row = { workspace_id: workspaceId, resource: name, created_at: before.created_at, object_id: before.id };
+        chunk.forEach((term, i) => (values[`t${i}`] = term));
+        await tx.run(statement.sql, args(statement, values));
+      }
+    },
     async match(from, workspaceId, words) {
       const counts = await Promise.all(
         words.map(async (word) => {
@@ -98,7 +119,8 @@ export async function reindexStale(db: Knex, registry: Registry, now: number): P
   const indexed = new Map(((await db('search_indexed').select('resource', 'fields')) as Array<{ resource: string; fields: string }>).map((r) => [r.resource, r.fields]));
   const done: Array<{ resource: string; objects: number }> = [];
   for (const resource of registry.resources) {
-    const fields = resource.searchable.join(',');
+    // What the terms are made of: the fields, and how words are made of them.
+    const fields = resource.searchable.length === 0 ? '' : `${WORDS_VERSION}:${resource.searchable.join(',')}`;
     if ((indexed.get(resource.def.name) ?? '') === fields) continue;
     await db('search_terms').where('resource', resource.def.name).delete();
     const objects = fields === '' ? 0 : await reindex(db, resource);
@@ -119,9 +141,8 @@ async function reindex(db: Knex, resource: CompiledResource): Promise<number> {
   let objects = 0;
   for (;;) {
     const rows = await transaction(db, async (trx) => {
-      const chunk = (await trx(table).where('id', '>', after).orderBy('id').limit(REINDEX_CHUNK).select('id', 'workspace_id', ...resource.searchable).forUpdate()) as Row[];
+      const chunk = (await trx(table).where('id', '>', after).orderBy('id').limit(REINDEX_CHUNK).select('id', 'workspace_id', 'created_at', ...resource.searchable).forUpdate()) as Row[];
       if (chunk.length === 0) return chunk;
-      await trx('search_terms').whereIn('object_id', chunk.map((row) => row.id as string)).delete();
       const terms = chunk.flatMap((row) => termRows(resource, String(row.workspace_id), [row]));
       for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) await trx('search_terms').insert(terms.slice(at, at + ROWS_PER_INSERT)).onConflict([...COLUMNS]).ignore();
       return chunk;

@@ -11,6 +11,13 @@ import type { FieldKind } from './kinds.js';
  * both databases seek by prefix, with the same words, lengths and no stopwords on each.
  */
 
+/**
+ * The version of wordsOf(): a change to how words are made changes it, and the server then makes
+ * every object's terms again at start-up (kernel/search-index.ts), since terms are deleted by
+ * making them again from the object.
+ */
+export const WORDS_VERSION = 1;
+
 /** A term is cut to this many characters (its column's length); a longer query word is cut the same way. */
 export const TERM_LENGTH = 64;
 /** The most words one `q` may hold. */

@@ -49,7 +49,8 @@ export interface ResourceStore {
   insertMany(tx: Tx, rows: readonly Row[]): Promise<void>;
   /** Every field and `updated_at` of the stored row (named by its `id`); `before` is the row as it was read. */
   update(tx: Tx, workspaceId: string, row: Row, before: Row): Promise<void>;
-  remove(tx: Tx, workspaceId: string, id: string): Promise<void>;
+  /** Deletes the stored row (as lock() read it). */
+  remove(tx: Tx, workspaceId: string, row: Row): Promise<void>;
   /** Writes the events of a change in `tx` (kernel/outbox.ts): they commit, or roll back, with it. */
   emit(tx: Tx, workspaceId: string, change: Change, now: number): Promise<void>;
   /** The events of several changes, in their order, in as few statements as they fit. */
@@ -149,12 +150,12 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     async update(tx, workspaceId, row, before) {
       await tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId }));
       if (!index || sameTerms(resource.searchable, row, before)) return;
-      await index.clear(tx, String(row.id));
-      await index.add(tx, workspaceId, [row]);
+      await index.drop(tx, workspaceId, before, row);
+      await index.add(tx, workspaceId, [row], before);
     },
-    async remove(tx, workspaceId, id) {
-      await tx.run(s.remove.sql, args(s.remove, ids(workspaceId, id)));
-      if (index) await index.clear(tx, id);
+    async remove(tx, workspaceId, row) {
+      await tx.run(s.remove.sql, args(s.remove, ids(workspaceId, String(row.id))));
+      if (index) await index.drop(tx, workspaceId, row);
     },
     emit: (tx, workspaceId, change, now) => writeEvents(db, tx, eventsFor(resource, workspaceId, change, now)),
     emitMany: (tx, workspaceId, changes, now) => writeEvents(db, tx, changes.flatMap((change) => eventsFor(resource, workspaceId, change, now))),
