@@ -20,8 +20,8 @@ describe('npm start on an empty database', () => {
     let token: string | undefined;
     try {
       // The banner follows the "listening" line, possibly in a later chunk of stdout.
-      await waitFor(() => /wsk_[A-Za-z0-9_-]{43}/.test(first.output()), 5000, 'the demo key banner');
-      token = /wsk_[A-Za-z0-9_-]{43}/.exec(first.output())?.[0];
+      await waitFor(() => /wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}/.test(first.output()), 5000, 'the demo key banner');
+      token = /wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}/.exec(first.output())?.[0];
       expect(token, first.output()).to.be.a('string');
       const auth = { authorization: `Bearer ${token}` };
       // The sample rows too are held to the served document.

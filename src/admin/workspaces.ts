@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { OPERATOR, recordAudit } from '../audit/log.js';
 import type { AuditContext } from '../common/who.js';
-import { findPlan, RefusedError } from '../auth/keys.js';
+import { findPlan, liveKeys, RefusedError } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
@@ -13,7 +13,14 @@ export async function listWorkspaces(db: Knex): Promise<Array<{ id: string; name
   const rows = (await db('workspaces as w')
     .select('w.id', 'w.name', 'w.plan', 'w.created_at')
     .select(db('users').count('*').whereRaw('?? = ??', ['users.workspace_id', 'w.id']).as('users'))
-    .select(db('api_keys').count('*').whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id']).whereNull('api_keys.revoked_at').as('live_keys'))
+    .select(
+      db('api_keys')
+        .count('*')
+        .whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id'])
+        .whereNull('api_keys.revoked_at')
+        .andWhere((q) => q.whereNull('api_keys.expires_at').orWhere('api_keys.expires_at', '>', Date.now()))
+        .as('live_keys'),
+    )
     .orderBy([{ column: 'w.created_at' }, { column: 'w.id' }])) as Array<Record<string, unknown>>;
   return rows.map((r) => ({ id: String(r.id), name: String(r.name), plan: String(r.plan), created_at: iso(r.created_at) as string, users: asNumber(r.users), live_keys: asNumber(r.live_keys) }));
 }
@@ -36,15 +43,33 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
   });
 }
 
-/** The workspace as its administration area shows it: its plan's limits and how much of them is used. */
+/**
+ * Sets (or, with null, lifts) the longest a new key of the workspace may live: every key made
+ * after it must expire within that many days. Keys already made keep their expiry. Audited.
+ */
+export async function setKeyLifetime(db: Knex, workspaceId: string, days: number | null, context: AuditContext = OPERATOR, now = Date.now()): Promise<{ from: number | null; to: number | null }> {
+  return transaction(db, async (trx) => {
+    const workspace = (await trx('workspaces').first('id', 'max_key_lifetime_days').where({ id: workspaceId }).forUpdate()) as { id: string; max_key_lifetime_days: number | null } | undefined;
+    if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
+    const from = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
+    if (from === days) return { from, to: days };
+    await trx('workspaces').update({ max_key_lifetime_days: days, updated_at: now }).where({ id: workspaceId });
+    await recordAudit(trx, context, { workspaceId, action: 'workspace.key_policy_changed', target: { type: 'workspace', id: workspaceId }, details: { max_key_lifetime_days: { from, to: days } } }, now);
+    return { from, to: days };
+  });
+}
+
+/** The workspace as its administration area shows it: its plan's limits, how much of them is used, and its key policy. */
 export async function workspaceSummary(db: Knex, workspace: { id: string; name: string; plan: string }, now: number) {
   const plan = (await findPlan(db, workspace.plan)) as Plan;
-  const keys = await db('api_keys').count({ n: '*' }).where({ workspace_id: workspace.id }).whereNull('revoked_at').first();
+  const keys = await liveKeys(db, workspace.id, now);
+  const policy = (await db('workspaces').first('max_key_lifetime_days').where({ id: workspace.id })) as { max_key_lifetime_days: number | null } | undefined;
   const webhooks = await db('webhook_subscriptions').count({ n: '*' }).where({ workspace_id: workspace.id }).where('created_at', '>=', monthStart(now)).first();
   return {
     id: workspace.id,
     name: workspace.name,
     plan: { name: plan.name, api_access: plan.api_access, max_keys: asNumber(plan.max_keys), webhooks_per_month: asNumber(plan.webhooks_per_month) },
-    usage: { live_keys: asNumber(keys?.n ?? 0), webhooks_this_month: asNumber(webhooks?.n ?? 0) },
+    usage: { live_keys: keys.n, webhooks_this_month: asNumber(webhooks?.n ?? 0) },
+    max_key_lifetime_days: policy?.max_key_lifetime_days == null ? null : asNumber(policy.max_key_lifetime_days),
   };
 }

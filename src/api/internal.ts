@@ -1,8 +1,9 @@
 import { usageWindow, listUsage } from '../admin/usage.js';
-import { workspaceSummary } from '../admin/workspaces.js';
+import { setKeyLifetime, workspaceSummary } from '../admin/workspaces.js';
+import { WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { AUDIT_ACTIONS, listAudit } from '../audit/log.js';
 import type { Registry } from '../kernel/registry.js';
-import { signedIn, type Api, type Route } from '../kernel/route.js';
+import { signedIn, who, type Api, type Route } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { eventCatalogWithExamples } from '../openapi/examples.js';
@@ -35,6 +36,25 @@ export function internalApi(registry: Registry, document: () => string = () => '
       success: { status: 200, description: 'The workspace.', schema: ref('Workspace') },
       errors: ['invalid_parameter'],
       handle: async (input) => ({ body: await workspaceSummary(input.deps.db, signedIn(input).workspace, input.deps.clock.now()) }),
+    },
+    {
+      method: 'patch',
+      path: '/workspace',
+      operationId: 'updateWorkspace',
+      summary: "Set the workspace's key policy",
+      description: '`max_key_lifetime_days` (1-3650, or null for none): every key made from then on must expire within it (422 otherwise); keys already made keep their expiry. In the audit log as workspace.key_policy_changed.',
+      tag: 'workspace',
+      access: 'admin',
+      body: { schema: WORKSPACE_PATCH_SCHEMA, ref: ref('WorkspacePatch') },
+      success: { status: 200, description: 'The workspace, as GET answers it.', schema: ref('Workspace') },
+      errors: ['invalid_parameter', 'insufficient_role'],
+      handle: async (input) => {
+        const acting = who(input);
+        const now = input.deps.clock.now();
+        const body = input.body as { max_key_lifetime_days?: number | null };
+        if (body.max_key_lifetime_days !== undefined) await setKeyLifetime(input.deps.db, acting.workspace.id, body.max_key_lifetime_days, acting, now);
+        return { body: await workspaceSummary(input.deps.db, acting.workspace, now) };
+      },
     },
     ...keyRoutes(registry),
     {

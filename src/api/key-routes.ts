@@ -43,7 +43,7 @@ export function keyRoutes(registry: Registry): Route[] {
       path: '/keys',
       operationId: 'createKey',
       summary: 'Create an API key',
-      description: "The plan's rules hold exactly as for the admin command: a read_only plan allows no write: scope (403 plan_forbids_scope), the number of live keys is capped (403 key_limit_reached), an unknown scope or a rate limit outside 1-6000 is 422.",
+      description: "The plan's rules hold exactly as for the admin command: a read_only plan allows no write: scope (403 plan_forbids_scope), the number of live keys is capped (403 key_limit_reached), an unknown scope or a rate limit outside 1-6000 is 422, and so is a key that would outlive the workspace's max_key_lifetime_days (or has no expiry while it is set).",
       tag: 'keys',
       access: 'admin',
       body: { schema: KEY_CREATE_SCHEMA, ref: ref('KeyCreate') },
@@ -51,7 +51,7 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'key_limit_reached'],
       handle: async (input) => {
         const acting = who(input);
-        const body = input.body as { name: string; scopes: string[]; rate_limit?: number };
+        const body = input.body as { name: string; scopes: string[]; rate_limit?: number; expires_in_days?: number };
         const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
       },

@@ -30,7 +30,7 @@ export function metaRoutes(registry: Registry, document: () => string): Route[] 
         return {
           body: {
             status: 'ok',
-            key: { id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, rate_limit: key.rate_limit },
+            key: { id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, rate_limit: key.rate_limit, expires_at: key.expires_at === null ? null : new Date(key.expires_at).toISOString() },
             workspace,
             rate_limit: { limit: rate?.limit ?? key.rate_limit, remaining: rate?.remaining ?? 0, reset: rate?.reset ?? 0, window_seconds: WINDOW_MS / 1000 },
           },

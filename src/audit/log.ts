@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'user.signed_in',
   'user.sign_in_failed',
   'workspace.plan_changed',
+  'workspace.key_policy_changed',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

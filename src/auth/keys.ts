@@ -26,6 +26,9 @@ export class RefusedError extends Error {
 
 export const DEFAULT_RATE_LIMIT = 60;
 export const MAX_RATE_LIMIT = 6000;
+/** The longest a key may be made to live, and a workspace's longest policy: ten years. */
+export const MAX_KEY_LIFETIME_DAYS = 3650;
+const DAY_MS = 24 * 3600 * 1000;
 
 const ajv = createSchemaAjv();
 
@@ -45,6 +48,27 @@ export const KEY_CREATE_SCHEMA = {
     name: { type: 'string', minLength: 1, maxLength: 100 },
     scopes: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'From GET /scopes; a read_only plan allows no write: scope.' },
     rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, default: DEFAULT_RATE_LIMIT, description: `Requests a minute (default ${DEFAULT_RATE_LIMIT}).` },
+    expires_in_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_KEY_LIFETIME_DAYS,
+      description: `The key expires this many days (of 24 hours) from now. Left out, it lives until revoked, unless the workspace's max_key_lifetime_days asks for it (1 to that many).`,
+    },
+  },
+};
+
+/** PATCH /internal/v1/workspace: the workspace's key policy. */
+export const WORKSPACE_PATCH_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    max_key_lifetime_days: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      maximum: MAX_KEY_LIFETIME_DAYS,
+      description: 'Every key made from now on must expire within this many days (keys already made keep their expiry); null lifts the limit.',
+    },
   },
 };
 
@@ -94,6 +118,7 @@ export interface KeyInput {
   name: string;
   scopes: string[];
   rate_limit?: number;
+  expires_in_days?: number;
 }
 
 export interface KeyRecord {
@@ -107,6 +132,8 @@ export interface KeyRecord {
   /** Who made it; null for a key made before this was recorded. */
   created_by: Actor | null;
   last_used_at: string | null;
+  /** When it stops working; null: it lives until revoked. */
+  expires_at: string | null;
   revoked_at: string | null;
 }
 
@@ -124,8 +151,13 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
   return transaction(db, async (trx) => {
     // Locks the workspace row (MySQL) so two concurrent creations cannot both pass the cap.
-    const workspace = (await trx('workspaces').first('id', 'plan').where('id', input.workspace).forUpdate()) as { id: string; plan: string } | undefined;
+    const workspace = (await trx('workspaces').first('id', 'plan', 'max_key_lifetime_days').where('id', input.workspace).forUpdate()) as { id: string; plan: string; max_key_lifetime_days: number | null } | undefined;
     if (!workspace) throw new ApiError('not_found', `unknown workspace "${input.workspace}"`);
+    const lifetime = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
+    if (lifetime !== null && (input.expires_in_days === undefined || input.expires_in_days > lifetime)) {
+      const message = `must be from 1 to ${lifetime}: this workspace's keys must expire within ${lifetime} ${lifetime === 1 ? 'day' : 'days'} (max_key_lifetime_days)`;
+      throw new ApiError('validation_failed', `expires_in_days ${message}`, { errors: [{ pointer: '/expires_in_days', message }] });
+    }
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
     if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it creates no keys`);
     if (plan.api_access === 'read_only') {
@@ -138,11 +170,12 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
         errors: unknown.map((s) => ({ pointer: `/scopes/${input.scopes.indexOf(s)}`, message: `${s} is not a scope of the catalog` })),
       });
     }
-    const live = await trx('api_keys').count({ n: '*' }).where('workspace_id', workspace.id).whereNull('revoked_at').first();
+    const live = await liveKeys(trx, workspace.id, now);
     if (asNumber(live?.n ?? 0) >= plan.max_keys) {
       throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
     }
     const token = generateToken();
+    const expiresAt = input.expires_in_days === undefined ? null : now + input.expires_in_days * DAY_MS;
     const record: KeyRecord = {
       id: newId('key_'),
       workspace_id: workspace.id,
@@ -153,6 +186,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
       created_at: new Date(now).toISOString(),
       created_by: context.actor,
       last_used_at: null,
+      expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
       revoked_at: null,
     };
     await trx('api_keys').insert({
@@ -165,13 +199,25 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
       rate_limit: rateLimit,
       created_at: now,
       created_by: JSON.stringify(context.actor),
+      expires_at: expiresAt,
     });
-    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit } }, now);
+    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at } }, now);
     return { ...record, token };
   });
 }
 
-const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'revoked_at'];
+const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'revoked_at'];
+
+/** The workspace's live keys: neither revoked nor expired (what the plan's max_keys counts). */
+export async function liveKeys(db: Knex, workspaceId: string, now: number): Promise<{ n: number }> {
+  const row = await db('api_keys')
+    .count({ n: '*' })
+    .where('workspace_id', workspaceId)
+    .whereNull('revoked_at')
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .first();
+  return { n: asNumber(row?.n ?? 0) };
+}
 
 function toKey(r: Record<string, unknown>): KeyRecord {
   return {
@@ -184,14 +230,15 @@ function toKey(r: Record<string, unknown>): KeyRecord {
     created_at: iso(r.created_at) as string,
     created_by: r.created_by == null ? null : (JSON.parse(String(r.created_by)) as Actor),
     last_used_at: iso(r.last_used_at),
+    expires_at: iso(r.expires_at),
     revoked_at: iso(r.revoked_at),
   };
 }
 
 /** A key as the administration area shows it (API.md section 10): its workspace is the caller's own. */
 export function keyView(key: KeyRecord) {
-  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, revoked_at } = key;
-  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, revoked_at };
+  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, revoked_at } = key;
+  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, revoked_at };
 }
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */

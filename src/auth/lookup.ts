@@ -13,6 +13,7 @@ interface KeyRow {
   scopes: string;
   rate_limit: number;
   last_used_at: number | null;
+  expires_at: number | null;
   workspace_id: string;
   workspace_name: string;
   plan: string;
@@ -59,6 +60,11 @@ export class KeyLookup {
     private readonly log: Logger,
   ) {}
 
+  /** Whether the key has expired by now (a cached key expires on time: the check is per request). */
+  expired(auth: AuthContext): boolean {
+    return auth.key.expires_at !== null && auth.key.expires_at <= this.clock.now();
+  }
+
   async find(token: string): Promise<AuthContext | null> {
     const hash = hashToken(token);
     const now = this.clock.now();
@@ -79,7 +85,7 @@ export class KeyLookup {
     const row = (await this.db('api_keys as k')
       .join('workspaces as w', 'w.id', 'k.workspace_id')
       .join('plans as p', 'p.name', 'w.plan')
-      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
       .where('k.token_hash', hash)
       .whereNull('k.revoked_at')) as KeyRow | undefined;
     if (!row || row.api_access === 'none') return null;
@@ -91,7 +97,7 @@ export class KeyLookup {
     }
     const scopes = JSON.parse(row.scopes) as string[];
     return {
-      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit) },
+      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), expires_at: row.expires_at == null ? null : asNumber(row.expires_at) },
       workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
       scopes: new Set(effectiveScopes(scopes, row.api_access)),
     };

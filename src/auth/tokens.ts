@@ -1,15 +1,47 @@
 import { hash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 
 export const TOKEN_PREFIX = 'wsk_';
-/** wsk_ + 43 characters of base64url (32 random bytes). */
-const TOKEN_SHAPE = /^wsk_[A-Za-z0-9_-]{43,128}$/;
 
-export function generateToken(): string {
-  return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+/**
+ * A token: `wsk_`, 43 characters of base64url (32 random bytes), then 6 characters of base62
+ * (0-9, A-Z, a-z): the CRC-32 of everything before them. A mistyped or truncated token is
+ * refused by its checksum alone, with no database or Redis round trip, and a secret scanner
+ * finds leaked tokens by TOKEN_PATTERN (and can check the CRC to drop false positives).
+ * Tokens made before the checksum (`wsk_` and the 43 characters alone) keep working.
+ */
+const RANDOM_LENGTH = 43;
+const CHECKSUM_LENGTH = 6;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** The pattern of a token, for secret scanners (README, "Token format"). */
+export const TOKEN_PATTERN = `wsk_[A-Za-z0-9_-]{${RANDOM_LENGTH}}[0-9A-Za-z]{${CHECKSUM_LENGTH}}`;
+const CHECKED = new RegExp(`^${TOKEN_PATTERN}$`);
+const LEGACY = new RegExp(`^wsk_[A-Za-z0-9_-]{${RANDOM_LENGTH}}$`);
+
+/** The CRC-32 of `text` in 6 base62 digits (62^6 > 2^32), zero-padded. */
+export function checksum(text: string): string {
+  let n = crc32(text);
+  let digits = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    digits = BASE62[n % 62] + digits;
+    n = Math.floor(n / 62);
+  }
+  return digits;
 }
 
-export function looksLikeToken(token: string): boolean {
-  return TOKEN_SHAPE.test(token);
+export function generateToken(): string {
+  const body = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  return body + checksum(body);
+}
+
+/** Why a token cannot be one of ours, found without any I/O; undefined when it may be. */
+export function malformedToken(token: string): string | undefined {
+  if (LEGACY.test(token)) return undefined;
+  if (!CHECKED.test(token)) return 'The token is not a Workspace API key.';
+  const body = token.slice(0, -CHECKSUM_LENGTH);
+  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return 'The token is not a Workspace API key: its checksum does not match (mistyped or cut short?).';
+  return undefined;
 }
 
 /** Tokens carry 256 random bits, so one fast hash is enough: nothing to brute-force. */

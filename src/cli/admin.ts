@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { createKey, createWorkspace, listKeys, RefusedError, revokeKey } from '../auth/keys.js';
+import { createKey, createWorkspace, listKeys, MAX_KEY_LIFETIME_DAYS, RefusedError, revokeKey } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { migrate } from '../boot.js';
 import { loadConfig } from '../common/config.js';
 import { loadRegistry } from '../kernel/registry.js';
 import { createUser, disableUser, listUsers, resetPassword } from '../admin/users.js';
-import { listWorkspaces, setPlan } from '../admin/workspaces.js';
+import { listWorkspaces, setKeyLifetime, setPlan } from '../admin/workspaces.js';
 import { ApiError } from '../common/errors.js';
 import { createDeps, createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
@@ -21,15 +21,23 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
-function parseRateLimit(raw: string | undefined): number | string | undefined {
+/** A whole number given as a flag (--rate-limit, --expires-in-days). */
+function parseInteger(raw: string | undefined): number | string | undefined {
   if (raw === undefined) return undefined;
   // Anything but a plain integer goes through as text, so validation names the problem.
   return /^-?\d+$/.test(raw) ? Number(raw) : raw;
 }
 
+/** A key's state as `key list` says it: revoked, expired, expiring, or live. */
+function keyState(k: { revoked_at: string | null; expires_at: string | null }): string {
+  if (k.revoked_at) return `revoked ${k.revoked_at}`;
+  if (!k.expires_at) return 'live';
+  return Date.parse(k.expires_at) <= Date.now() ? `expired ${k.expires_at}` : `live, expires ${k.expires_at}`;
+}
+
 /** What a command gets: its flags and arguments, the service's pieces, and how to print its result. */
 interface CommandInput {
-  values: Record<string, string | boolean | undefined> & { name?: string; plan?: string; workspace?: string; email?: string; role?: string; scopes?: string; 'rate-limit'?: string };
+  values: Record<string, string | boolean | undefined> & { name?: string; plan?: string; workspace?: string; email?: string; role?: string; scopes?: string; 'rate-limit'?: string; 'expires-in-days'?: string };
   arg: string | undefined;
   arg2: string | undefined;
   deps: ReturnType<typeof createDeps>;
@@ -62,15 +70,34 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
       print(result, result.previous === result.plan ? `workspace ${result.id} is already on plan ${result.plan}` : `workspace ${result.id}: plan ${result.previous} -> ${result.plan}`);
     },
   },
+  'workspace set-key-lifetime': {
+    usage: 'WS_ID DAYS|none',
+    async run({ arg, arg2, deps, print }) {
+      if (!arg || !arg2) throw new UsageError('workspace set-key-lifetime takes WS_ID and a number of days (1-3650), or none');
+      const days = arg2 === 'none' ? null : /^\d+$/.test(arg2) && Number(arg2) >= 1 && Number(arg2) <= MAX_KEY_LIFETIME_DAYS ? Number(arg2) : undefined;
+      if (days === undefined) throw new UsageError(`DAYS must be a whole number from 1 to ${MAX_KEY_LIFETIME_DAYS}, or none (got "${arg2}")`);
+      const result = await setKeyLifetime(deps.db, arg, days);
+      const say = (d: number | null) => (d === null ? 'no limit' : `${d} days`);
+      print({ id: arg, max_key_lifetime_days: result.to, previous: result.from }, result.from === result.to ? `workspace ${arg}: key lifetime already ${say(result.to)}` : `workspace ${arg}: key lifetime ${say(result.from)} -> ${say(result.to)}`);
+    },
+  },
   'key create': {
-    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N]',
+    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--expires-in-days N]',
     async run({ values, deps, config, print }) {
       const catalog = scopeCatalog(await loadRegistry(config.pluginsDir, { checkSchemas: false })).map((s) => s.name);
       const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
-      const input = { workspace: required(values.workspace, 'workspace'), name: required(values.name, 'name'), scopes, rate_limit: parseRateLimit(values['rate-limit']) };
+      const input = {
+        workspace: required(values.workspace, 'workspace'),
+        name: required(values.name, 'name'),
+        scopes,
+        rate_limit: parseInteger(values['rate-limit']),
+        expires_in_days: parseInteger(values['expires-in-days']),
+      };
       if (input.rate_limit === undefined) delete input.rate_limit;
+      if (input.expires_in_days === undefined) delete input.expires_in_days;
       const key = await createKey(deps.db, catalog, input as Parameters<typeof createKey>[2]);
-      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
+      const expiry = key.expires_at ? `, expires ${key.expires_at}` : '';
+      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute${expiry}\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
     },
   },
   'key list': {
@@ -81,7 +108,7 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
         { data: keys },
         keys.length === 0
           ? 'no keys'
-          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'live'}  ${k.scopes.join(' ')}`).join('\n'),
+          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${keyState(k)}  ${k.scopes.join(' ')}`).join('\n'),
       );
     },
   },
@@ -164,6 +191,7 @@ async function main(argv: string[]): Promise<number> {
         role: { type: 'string' },
         scopes: { type: 'string' },
         'rate-limit': { type: 'string' },
+        'expires-in-days': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },

@@ -1,5 +1,6 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
-import { KEY_CREATE_SCHEMA, MAX_RATE_LIMIT } from '../auth/keys.js';
+import { KEY_CREATE_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
+import { TOKEN_PATTERN } from '../auth/tokens.js';
 import type { JsonSchema } from '../kernel/define.js';
 import { int, obj, scopeList, str } from './meta.js';
 import { ref } from './operation.js';
@@ -26,6 +27,7 @@ const keyProperties: Record<string, JsonSchema> = {
   created_at: time('When it was made.'),
   created_by: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Actor' }], description: 'Who made it; null for keys made before this was recorded.' },
   last_used_at: time('Its last request (to the minute); null if never used.', true),
+  expires_at: time('When it stops working (401 key_expired from then on); null: it lives until revoked.', true),
   revoked_at: time('When it was revoked; null while it is live.', true),
 };
 
@@ -62,10 +64,12 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
       id: str,
       name: str,
       plan: obj({ name: str, api_access: { type: 'string', enum: ['none', 'read_only', 'read_write'] }, max_keys: int(0), webhooks_per_month: int(0) }, "The plan's limits."),
-      usage: obj({ live_keys: int(0), webhooks_this_month: int(0) }, 'How much of them is used: unrevoked keys, and subscriptions created this UTC calendar month (deleted ones included).'),
+      usage: obj({ live_keys: int(0), webhooks_this_month: int(0) }, 'How much of them is used: keys neither revoked nor expired, and subscriptions created this UTC calendar month (deleted ones included).'),
+      max_key_lifetime_days: { type: ['integer', 'null'], minimum: 1, maximum: MAX_KEY_LIFETIME_DAYS, description: 'Every new key must expire within this many days; null: no limit.' },
     },
     'The workspace of the signed-in user.',
   ),
+  WorkspacePatch: WORKSPACE_PATCH_SCHEMA,
   ScopeAllowedList: scopeList('allowed', "Whether the workspace's plan allows a key to hold it."),
   UsageList: obj({
     data: {
@@ -85,7 +89,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   }),
   Actor: actor,
   Key: obj(keyProperties, 'An API key, never its token or its hash.'),
-  KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: '^wsk_[A-Za-z0-9_-]{43,}$', description: 'The token, shown only in this answer: keep it.' } }, 'A new API key and its token.'),
+  KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: `^${TOKEN_PATTERN}$`, description: 'The token, shown only in this answer: keep it. Its last 6 characters are a checksum of the rest.' } }, 'A new API key and its token.'),
   KeyCreate: KEY_CREATE_SCHEMA,
   KeyList: pageSchema(ref('Key'), 'A page of keys, newest first.'),
   AuditEntry: obj(

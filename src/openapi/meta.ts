@@ -32,7 +32,17 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
   Health: obj(
     {
       status: { type: 'string', const: 'ok' },
-      key: obj({ id: str, name: str, prefix: str, scopes: { type: 'array', items: str }, rate_limit: int(1) }, 'The calling key.'),
+      key: obj(
+        {
+          id: str,
+          name: str,
+          prefix: str,
+          scopes: { type: 'array', items: str },
+          rate_limit: int(1),
+          expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working (401 key_expired from then on); null: it lives until revoked.' },
+        },
+        'The calling key.',
+      ),
       workspace: obj({ id: str, name: str, plan: str }, "The key's workspace."),
       rate_limit: obj({ limit: int(1), remaining: int(0), reset: int(0), window_seconds: { type: 'integer', const: WINDOW_MS / 1000 } }, "The key's window after this request."),
     },

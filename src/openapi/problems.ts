@@ -11,7 +11,7 @@ export const HEADERS: Record<string, JsonSchema> = {
   'X-RateLimit-Remaining': { required: true, description: 'Requests the key may still make in the current 60-second window.', schema: { type: 'integer', minimum: 0 } },
   'X-RateLimit-Reset': { required: true, description: 'Seconds until the next slot of the window frees.', schema: { type: 'integer', minimum: 0 } },
   'Retry-After': { required: true, description: 'Seconds to wait before trying again.', schema: { type: 'string', pattern: '^[0-9]+$' } },
-  'WWW-Authenticate': { required: true, description: 'The Bearer challenge (RFC 6750): realm="workspace", and error="invalid_token" for a bad token.', schema: { type: 'string' } },
+  'WWW-Authenticate': { required: true, description: 'The Bearer challenge (RFC 6750): realm="workspace", and error="invalid_token" for a bad or expired token (an expired one with error_description saying when it expired).', schema: { type: 'string' } },
   'WWW-Authenticate-Scope': { description: 'On insufficient_scope: Bearer error="insufficient_scope", scope="<the scope needed>".', schema: { type: 'string' } },
   Location: { required: true, description: 'Where the new object lives.', schema: { type: 'string' } },
   'Idempotent-Replayed': { description: '"true" when this is the first answer to the same Idempotency-Key, replayed.', schema: { type: 'string', enum: ['true'] } },
@@ -106,7 +106,7 @@ export class ProblemResponses {
 }
 
 /** Errors any authenticated operation can answer, whatever it does. */
-export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'rate_limited', 'internal_error', 'unavailable'];
+export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'key_expired', 'rate_limited', 'internal_error', 'unavailable'];
 
 /** Errors any operation of the internal API can answer, signed in or not. */
 export const SESSION_ERRORS: readonly ErrorCode[] = ['internal_error', 'unavailable'];

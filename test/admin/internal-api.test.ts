@@ -62,7 +62,7 @@ describe('the administration area: the internal API', () => {
 
   it('refuses every change that lacks the Origin of the service, whatever the cookie says (403 forbidden_origin)', async () => {
     const routes = unsafeRoutes(app);
-    expect(routes.length).to.equal(11);
+    expect(routes.length).to.equal(12);
     for (const { method, path } of routes) {
       for (const origin of [null, 'https://evil.example', 'null', `${app.url}.evil.example`]) {
         const res = await internal(app, path, { method, cookie: alice.cookie, origin, json: {} });
@@ -93,7 +93,7 @@ describe('the administration area: the internal API', () => {
     const key = (await res.json()) as Key;
     expect(key).to.deep.include({ name: 'CRM sync', scopes: ['read:deals', 'write:deals'], rate_limit: 60, revoked_at: null });
     expect(key.created_by).to.deep.equal({ type: 'user', id: alice.userId, label: alice.email });
-    expect(key.token).to.match(/^wsk_[A-Za-z0-9_-]{43}$/);
+    expect(key.token).to.match(/^wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/);
     expect(key.prefix).to.equal(key.token?.slice(0, 12));
     const health = (await (await app.request('/v1/health', { token: key.token })).json()) as { key: { id: string; rate_limit: number } };
     expect(health.key).to.include({ id: key.id, rate_limit: 60 });
@@ -156,6 +156,7 @@ describe('the administration area: the internal API', () => {
       name: 'admin test pro',
       plan: { name: 'pro', api_access: 'read_write', max_keys: 20, webhooks_per_month: 100 },
       usage: { live_keys: 1, webhooks_this_month: 1 },
+      max_key_lifetime_days: null,
     });
   });
 

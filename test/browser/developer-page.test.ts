@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../src/admin/users.js';
-import { createWorkspace } from '../../src/auth/keys.js';
+import { setKeyLifetime } from '../../src/admin/workspaces.js';
+import { createKey, createWorkspace } from '../../src/auth/keys.js';
+import { scopeCatalog } from '../../src/auth/scopes.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { newAddress } from '../helpers/admin.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
@@ -168,6 +170,46 @@ describe('the Developer page, in Chromium', function () {
     await page.getByRole('status').filter({ hasText: 'is revoked' }).waitFor();
     await row.getByText(/Revoked/).waitFor();
     expect((await app.request('/v1/health', { token })).status).to.equal(401);
+  });
+
+  it('marks keys that expire within 7 days, and asks for an expiry within the workspace key lifetime', async () => {
+    const person = await user({ plan: 'pro' });
+    const DAY = 24 * 3600 * 1000;
+    const make = async (name: string, days?: number) => {
+      const key = await createKey(app.deps.db, scopeCatalog(app.registry).map((s) => s.name), { workspace: person.workspaceId, name, scopes: ['read:deals'], ...(days ? { expires_in_days: days } : {}) });
+      return key.id;
+    };
+    await make('Lives on');
+    await make('Expires soon', 3);
+    await make('Expires later', 60);
+    const gone = await make('Already expired', 1);
+    await app.deps.db('api_keys').where({ id: gone }).update({ expires_at: Date.now() - DAY });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, '#/keys');
+    const row = (name: string) => page.getByRole('row').filter({ hasText: name });
+    // Marked: its status in bold says how soon; the others are plain.
+    await row('Expires soon').locator('strong', { hasText: /^Expires in 3 days$/ }).waitFor();
+    expect(await row('Expires later').locator('strong').count()).to.equal(0);
+    expect(await row('Expires later').getByText('Live').count()).to.equal(1);
+    expect(await row('Lives on').getByRole('cell', { name: 'Never' }).count()).to.equal(1);
+    await row('Already expired').getByText(/^Expired /).waitFor();
+    await shot(page, '12-keys-expiring');
+
+    await setKeyLifetime(app.deps.db, person.workspaceId, 30);
+    await page.reload();
+    await page.getByText('Every new key must expire within 30 days.').waitFor();
+    await page.getByRole('link', { name: 'Create key' }).click();
+    const expiry = page.getByLabel('Expires in (days, 1-30)');
+    expect(await expiry.getAttribute('required')).to.not.equal(null);
+    expect(await expiry.getAttribute('max')).to.equal('30');
+    await page.getByLabel('Name').fill('Monthly');
+    await page.getByRole('checkbox', { name: 'read:deals' }).check();
+    await expiry.fill('30');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('will not be shown again').waitFor();
+    await page.getByText(/It expires /).waitFor();
+    const stored = (await app.deps.db('api_keys').where({ workspace_id: person.workspaceId, name: 'Monthly' }).first('expires_at')) as { expires_at: number | string };
+    expect(Number(stored.expires_at) - Date.now()).to.be.closeTo(30 * DAY, 60_000);
   });
 
   it("shows a key's requests per hour, the rate-limited ones apart", async () => {

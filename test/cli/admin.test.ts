@@ -58,7 +58,7 @@ describe('the admin command', () => {
     const res = await admin(['key', 'create', '--workspace', ws, '--name', 'ci', '--scopes', 'read:deals,write:deals', '--json']);
     expect(res.code, res.stderr).to.equal(0);
     const key = JSON.parse(res.stdout) as { id: string; token: string; rate_limit: number; scopes: string[]; prefix: string };
-    expect(key.token).to.match(/^wsk_[A-Za-z0-9_-]{43}$/);
+    expect(key.token).to.match(/^wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/);
     expect(key).to.include({ rate_limit: 60 });
     expect(key.prefix).to.equal(key.token.slice(0, 12));
     const stored = await app.deps.db('api_keys').first('*').where('id', key.id);
@@ -120,6 +120,33 @@ describe('the admin command', () => {
     }
     const live = await app.deps.db('api_keys').count({ n: '*' }).where('workspace_id', ws).first();
     expect(Number(live?.n)).to.equal(2, 'no refused key was written');
+  });
+
+  it('makes keys that expire (--expires-in-days), and sets the workspace key lifetime they must keep to', async () => {
+    const ws = await workspace('pro');
+    const made = await admin(['key', 'create', '--workspace', ws, '--name', 'short', '--scopes', 'read:deals', '--expires-in-days', '5', '--json']);
+    expect(made.code, made.stderr).to.equal(0);
+    const key = JSON.parse(made.stdout) as { id: string; expires_at: string };
+    expect(Date.parse(key.expires_at) - Date.now()).to.be.closeTo(5 * 24 * 3600 * 1000, 60_000);
+    const text = await admin(['key', 'list', '--workspace', ws]);
+    expect(text.stdout).to.contain(`live, expires ${key.expires_at}`);
+    await refused(['key', 'create', '--workspace', ws, '--name', 'x', '--scopes', 'read:deals', '--expires-in-days', '0'], /expires_in_days must be >= 1/);
+
+    const set = await admin(['workspace', 'set-key-lifetime', ws, '30', '--json']);
+    expect(set.code, set.stderr).to.equal(0);
+    expect(JSON.parse(set.stdout)).to.deep.equal({ id: ws, max_key_lifetime_days: 30, previous: null });
+    await refused(['key', 'create', '--workspace', ws, '--name', 'forever', '--scopes', 'read:deals'], /expires_in_days must be from 1 to 30: this workspace's keys must expire within 30 days/);
+    await refused(['key', 'create', '--workspace', ws, '--name', 'long', '--scopes', 'read:deals', '--expires-in-days', '31'], /must be from 1 to 30/);
+    expect((await admin(['key', 'create', '--workspace', ws, '--name', 'month', '--scopes', 'read:deals', '--expires-in-days', '30'])).code).to.equal(0);
+    for (const bad of ['0', '3651', 'ten']) {
+      const res = await admin(['workspace', 'set-key-lifetime', ws, bad]);
+      expect(res.code).to.equal(2);
+      expect(res.stderr).to.contain('DAYS must be a whole number from 1 to 3650, or none');
+    }
+    expect((await admin(['workspace', 'set-key-lifetime', ws, 'none'])).stdout).to.contain('key lifetime 30 days -> no limit');
+    expect((await admin(['key', 'create', '--workspace', ws, '--name', 'forever', '--scopes', 'read:deals'])).code).to.equal(0);
+    const audit = (await app.deps.db('audit_log').where({ workspace_id: ws, action: 'workspace.key_policy_changed' }).count({ n: '*' }).first()) as { n: number | string };
+    expect(Number(audit.n)).to.equal(2);
   });
 
   it('refuses unknown scopes, workspaces and plans, each with its reason', async () => {

@@ -106,7 +106,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(createDeal.responses).sort()).to.deep.equal(['201', '400', '401', '403', '408', '409', '413', '415', '422', '429', '431', '500', '503']);
     expect(codesOf(createDeal, '400').sort()).to.deep.equal(['invalid_json', 'invalid_parameter']);
     expect(codesOf(createDeal, '409')).to.deep.equal(['idempotency_conflict']);
-    expect(codesOf(createDeal, '401')).to.deep.equal(['missing_token', 'invalid_token']);
+    expect(codesOf(createDeal, '401')).to.deep.equal(['missing_token', 'invalid_token', 'key_expired']);
     // Deal stages move freely; invoices have a state machine.
     expect(doc.paths['/deals/{id}'].patch.responses).not.to.have.property('409');
     expect(codesOf(doc.paths['/invoices/{id}'].patch, '409')).to.deep.equal(['invalid_transition']);

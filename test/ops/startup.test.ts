@@ -9,7 +9,7 @@ import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from '../helpers/app.js';
 import { run, startServer } from '../helpers/processes.js';
 
-const KEY = /wsk_[A-Za-z0-9_-]{43}/;
+const KEY = /wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}/;
 
 describe('start-up: the demo workspace and a MySQL database that does not exist', function () {
   this.timeout(60_000);

@@ -1,5 +1,5 @@
 import type { KeyLookup } from '../../auth/lookup.js';
-import { looksLikeToken } from '../../auth/tokens.js';
+import { malformedToken } from '../../auth/tokens.js';
 import { ApiError } from '../../common/errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from './context.js';
@@ -37,11 +37,18 @@ export function authenticate(options: AuthenticateOptions) {
     if (!header) {
       throw new ApiError('missing_token', 'Send your API key as Authorization: Bearer <token>.', { headers: { 'WWW-Authenticate': REALM } });
     }
+    // What can be told from the header alone is refused with no I/O: no lookup, and no count
+    // against the address (a token that fails its checksum could not be one of ours).
     const token = BEARER.exec(header)?.[1];
-    if (!token) return refuse(ctx, 'The Authorization header must be "Bearer <token>".');
-    if (!looksLikeToken(token)) return refuse(ctx, 'The token is not a Workspace API key.');
+    if (!token) throw invalidToken('The Authorization header must be "Bearer <token>".');
+    const malformed = malformedToken(token);
+    if (malformed) throw invalidToken(malformed);
     const auth = await lookup.find(token);
     if (!auth) return refuse(ctx, 'The token is unknown or revoked.');
+    if (lookup.expired(auth)) {
+      const at = new Date(auth.key.expires_at as number).toISOString();
+      throw new ApiError('key_expired', `The key expired at ${at}.`, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token", error_description="The key expired at ${at}"` } });
+    }
     ctx.state.auth = auth;
     return next();
   };

@@ -5,8 +5,27 @@ import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, Vie
 
 type Key = Schemas['Key'];
 
-/** The key's state in a word. */
-const status = (key: Key) => (key.revoked_at ? `Revoked ${when(key.revoked_at)}` : 'Live');
+const DAY_MS = 24 * 3600 * 1000;
+/** A key expiring within this long is marked in the list. */
+const SOON_MS = 7 * DAY_MS;
+
+/** The key's state in a few words: revoked, expired, expiring soon (marked), or live. */
+function status(key: Key, now = Date.now()): string {
+  if (key.revoked_at) return `Revoked ${when(key.revoked_at)}`;
+  if (!key.expires_at) return 'Live';
+  const left = Date.parse(key.expires_at) - now;
+  if (left <= 0) return `Expired ${when(key.expires_at)}`;
+  if (left <= SOON_MS) {
+    // Whole days, rounded up: a key with 2 days and 23 hours left expires "in 3 days".
+    const days = Math.ceil(left / DAY_MS);
+    return `Expires ${left < DAY_MS ? 'within a day' : `in ${days} ${days === 1 ? 'day' : 'days'}`}`;
+  }
+  return 'Live';
+}
+
+/** True for a live key that stops working within 7 days: the list marks it. */
+const expiringSoon = (key: Key, now = Date.now()) => !key.revoked_at && key.expires_at !== null && Date.parse(key.expires_at) > now && Date.parse(key.expires_at) - now <= SOON_MS;
+const expired = (key: Key, now = Date.now()) => key.expires_at !== null && Date.parse(key.expires_at) <= now;
 
 /** "Revoke" with its confirmation; `onRevoked` after the server has revoked it. */
 function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message: string) => void }) {
@@ -34,13 +53,14 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message:
   );
 }
 
-/** "3 of 20 keys", from the plan. */
+/** "3 of 20 keys", from the plan, and the workspace's key lifetime when it has one. */
 function KeyCap() {
   const { data } = useLoad(() => must(api.GET('/workspace')), []);
   if (!data) return null;
   return (
     <p>
       {data.usage.live_keys} of {data.plan.max_keys} keys on the {data.plan.name} plan.
+      {data.max_key_lifetime_days !== null && ` Every new key must expire within ${data.max_key_lifetime_days} ${data.max_key_lifetime_days === 1 ? 'day' : 'days'}.`}
     </p>
   );
 }
@@ -83,9 +103,9 @@ export function KeysPage({ admin }: { admin: boolean }) {
       {keys.length === 0 && !problem ? (
         <p>No keys yet.</p>
       ) : (
-        <Table caption="API keys" columns={['Name', 'Prefix', 'Scopes', 'Rate limit', 'Created', 'Last used', 'Status', ...(admin ? ['Actions'] : [])]}>
+        <Table caption="API keys" columns={['Name', 'Prefix', 'Scopes', 'Rate limit', 'Created', 'Last used', 'Expires', 'Status', ...(admin ? ['Actions'] : [])]}>
             {keys.map((key) => (
-              <tr key={key.id} class={key.revoked_at ? 'revoked' : undefined}>
+              <tr key={key.id} class={key.revoked_at || expired(key) ? 'revoked' : expiringSoon(key) ? 'expiring' : undefined}>
                 <td>
                   <a href={`#/keys/${key.id}`}>{key.name}</a>
                 </td>
@@ -96,7 +116,8 @@ export function KeysPage({ admin }: { admin: boolean }) {
                 <td>{key.rate_limit}/min</td>
                 <td><When at={key.created_at} /></td>
                 <td><When at={key.last_used_at} /></td>
-                <td>{status(key)}</td>
+                <td>{key.expires_at ? <When at={key.expires_at} /> : 'Never'}</td>
+                <td>{expiringSoon(key) ? <strong class="soon">{status(key)}</strong> : status(key)}</td>
                 {admin && (
                   <td>
                     {!key.revoked_at && (
@@ -167,6 +188,8 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             </dd>
             <dt>Last used</dt>
             <dd><When at={k.last_used_at} /></dd>
+            <dt>Expires</dt>
+            <dd>{k.expires_at ? <When at={k.expires_at} /> : 'Never: it works until revoked'}</dd>
             <dt>Status</dt>
             <dd>{status(k)}</dd>
           </dl>
@@ -231,6 +254,8 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
   const [name, setName] = useState('');
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [rateLimit, setRateLimit] = useState('60');
+  // Empty: no expiry (allowed only when the workspace sets no lifetime).
+  const [expiresInDays, setExpiresInDays] = useState('');
   const [created, setCreated] = useState<Schemas['KeyWithToken'] | null>(null);
   const action = useAction();
 
@@ -249,6 +274,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
         <ShownOnce label="Token" value={created.token} warning="Copy this token now and keep it somewhere safe: it will not be shown again. Only its prefix is stored in a form that can be read." />
         <p>
           Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/v1</code>. Scopes: {created.scopes.join(', ')}; {created.rate_limit} requests a minute.
+          {created.expires_at ? <> It expires <When at={created.expires_at} />.</> : ' It works until revoked.'}
         </p>
         <p>
           <a href="#/keys">Done: back to API keys</a>
@@ -256,11 +282,12 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
       </>
     );
   }
+  const lifetime = workspace.data?.max_key_lifetime_days ?? null;
   const submit = (event: Event) => {
     event.preventDefault();
     void action.run(async () => {
       if (chosen.size === 0) throw new Error('Choose at least one scope.');
-      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit) } }));
+      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}) } }));
       setCreated(key);
       return null;
     });
@@ -281,6 +308,10 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
         <label>
           Rate limit (requests a minute, 1-6000)
           <input type="number" required min={1} max={6000} step={1} value={rateLimit} onInput={(e) => setRateLimit(e.currentTarget.value)} />
+        </label>
+        <label>
+          Expires in (days{lifetime === null ? '; empty: never' : `, 1-${lifetime}`})
+          <input type="number" required={lifetime !== null} min={1} max={lifetime ?? 3650} step={1} value={expiresInDays} onInput={(e) => setExpiresInDays(e.currentTarget.value)} />
         </label>
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
