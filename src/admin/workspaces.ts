@@ -17,7 +17,7 @@ export async function listWorkspaces(db: Knex): Promise<Array<{ id: string; name
       db('api_keys')
         .count('*')
         .whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id'])
-        .whereNull('api_keys.revoked_at')
+        .andWhere((q) => q.whereNull('api_keys.revoked_at').orWhere('api_keys.revoked_at', '>', Date.now()))
         .andWhere((q) => q.whereNull('api_keys.expires_at').orWhere('api_keys.expires_at', '>', Date.now()))
         .as('live_keys'),
     )

@@ -1,4 +1,4 @@
-import { createKey, findPlan, KEY_CREATE_SCHEMA, keyView, listKeyPage, revokeKey } from '../auth/keys.js';
+import { createKey, findPlan, KEY_CREATE_SCHEMA, KEY_ROLL_SCHEMA, keyView, listKeyPage, revokeKey, rollKey } from '../auth/keys.js';
 import { effectiveScopes, type Plan } from '../auth/plans.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import type { Registry } from '../kernel/registry.js';
@@ -54,6 +54,26 @@ export function keyRoutes(registry: Registry): Route[] {
         const body = input.body as { name: string; scopes: string[]; rate_limit?: number; expires_in_days?: number };
         const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
+      },
+    },
+    {
+      method: 'post',
+      path: '/keys/{id}/roll',
+      operationId: 'rollKey',
+      summary: 'Roll an API key: a new token, the old one refused after an overlap',
+      description:
+        'Makes a new key with the same name, scopes and rate limit (its token shown only in this answer), and ends the old key once `overlap_seconds` (0-604800) have passed: from then on every server process refuses it like a revoked key. The new key expires as long after its making as the old one was made to live, unless `expires_in_days` says otherwise (within the workspace\'s max_key_lifetime_days). A revoked, expired or already rolled key is 409 key_not_live. In the audit log as key.rolled, naming both keys.',
+      tag: 'keys',
+      access: 'admin',
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      body: { schema: KEY_ROLL_SCHEMA, ref: ref('KeyRoll') },
+      success: { status: 201, description: 'The new key and its token, shown only here, with `replaces`: the old key and when it is refused from.', schema: ref('RolledKey') },
+      errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'not_found', 'key_not_live'],
+      handle: async (input) => {
+        const acting = who(input);
+        const { deps } = input;
+        const key = await rollKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), input.body as { overlap_seconds?: number; expires_in_days?: number }, { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
+        return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token, replaces: key.replaces } };
       },
     },
     {

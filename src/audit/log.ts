@@ -14,6 +14,7 @@ export const SYSTEM: AuditContext = { actor: { type: 'system', id: null, label: 
 export const AUDIT_ACTIONS = [
   'key.created',
   'key.revoked',
+  'key.rolled',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

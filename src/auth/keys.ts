@@ -138,6 +138,47 @@ export interface KeyRecord {
 }
 
 
+/** 422 naming /expires_in_days when the workspace's max_key_lifetime_days refuses it (none given, or more). */
+function checkLifetime(workspace: { max_key_lifetime_days: number | null }, days: number | undefined): void {
+  const lifetime = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
+  if (lifetime !== null && (days === undefined || days > lifetime)) {
+    const message = `must be from 1 to ${lifetime}: this workspace's keys must expire within ${lifetime} ${lifetime === 1 ? 'day' : 'days'} (max_key_lifetime_days)`;
+    throw new ApiError('validation_failed', `expires_in_days ${message}`, { errors: [{ pointer: '/expires_in_days', message }] });
+  }
+}
+
+/** Writes a new key (its token's hash only) in `trx`: the record, and the token to show once. */
+async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; expires_in_days: number | undefined }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
+  const token = generateToken();
+  const expiresAt = key.expires_in_days === undefined ? null : now + key.expires_in_days * DAY_MS;
+  const record: KeyRecord = {
+    id: newId('key_'),
+    workspace_id: workspaceId,
+    name: key.name,
+    prefix: displayPrefix(token),
+    scopes: key.scopes,
+    rate_limit: key.rate_limit,
+    created_at: new Date(now).toISOString(),
+    created_by: actor,
+    last_used_at: null,
+    expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+    revoked_at: null,
+  };
+  await trx('api_keys').insert({
+    id: record.id,
+    workspace_id: workspaceId,
+    name: record.name,
+    prefix: record.prefix,
+    token_hash: hashToken(token),
+    scopes: JSON.stringify(key.scopes),
+    rate_limit: key.rate_limit,
+    created_at: now,
+    created_by: JSON.stringify(actor),
+    expires_at: expiresAt,
+  });
+  return { record, token };
+}
+
 /**
  * Creates a key if the workspace's plan allows it: API access at all, the scopes (a read_only
  * plan refuses every write:, delete: and admin: scope), and the number of live keys. The one
@@ -153,11 +194,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     // Locks the workspace row (MySQL) so two concurrent creations cannot both pass the cap.
     const workspace = (await trx('workspaces').first('id', 'plan', 'max_key_lifetime_days').where('id', input.workspace).forUpdate()) as { id: string; plan: string; max_key_lifetime_days: number | null } | undefined;
     if (!workspace) throw new ApiError('not_found', `unknown workspace "${input.workspace}"`);
-    const lifetime = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
-    if (lifetime !== null && (input.expires_in_days === undefined || input.expires_in_days > lifetime)) {
-      const message = `must be from 1 to ${lifetime}: this workspace's keys must expire within ${lifetime} ${lifetime === 1 ? 'day' : 'days'} (max_key_lifetime_days)`;
-      throw new ApiError('validation_failed', `expires_in_days ${message}`, { errors: [{ pointer: '/expires_in_days', message }] });
-    }
+    checkLifetime(workspace, input.expires_in_days);
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
     if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it creates no keys`);
     if (plan.api_access === 'read_only') {
@@ -174,33 +211,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     if (asNumber(live?.n ?? 0) >= plan.max_keys) {
       throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
     }
-    const token = generateToken();
-    const expiresAt = input.expires_in_days === undefined ? null : now + input.expires_in_days * DAY_MS;
-    const record: KeyRecord = {
-      id: newId('key_'),
-      workspace_id: workspace.id,
-      name: input.name,
-      prefix: displayPrefix(token),
-      scopes,
-      rate_limit: rateLimit,
-      created_at: new Date(now).toISOString(),
-      created_by: context.actor,
-      last_used_at: null,
-      expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
-      revoked_at: null,
-    };
-    await trx('api_keys').insert({
-      id: record.id,
-      workspace_id: workspace.id,
-      name: record.name,
-      prefix: record.prefix,
-      token_hash: hashToken(token),
-      scopes: JSON.stringify(scopes),
-      rate_limit: rateLimit,
-      created_at: now,
-      created_by: JSON.stringify(context.actor),
-      expires_at: expiresAt,
-    });
+    const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, expires_in_days: input.expires_in_days }, context.actor, now);
     await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at } }, now);
     return { ...record, token };
   });
@@ -208,12 +219,12 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
 
 const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'revoked_at'];
 
-/** The workspace's live keys: neither revoked nor expired (what the plan's max_keys counts). */
+/** The workspace's live keys: neither revoked nor expired (what the plan's max_keys counts); a rolled key counts until its overlap ends. */
 export async function liveKeys(db: Knex, workspaceId: string, now: number): Promise<{ n: number }> {
   const row = await db('api_keys')
     .count({ n: '*' })
     .where('workspace_id', workspaceId)
-    .whereNull('revoked_at')
+    .andWhere((q) => q.whereNull('revoked_at').orWhere('revoked_at', '>', now))
     .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
     .first();
   return { n: asNumber(row?.n ?? 0) };
@@ -271,7 +282,8 @@ export async function revokeKey(
     if (options.workspaceId !== undefined) q.where('workspace_id', options.workspaceId);
     const row = (await q.forUpdate()) as { id: string; workspace_id: string; name: string; prefix: string; revoked_at: number | null } | undefined;
     if (!row) throw new ApiError('not_found', options.workspaceId === undefined ? `unknown key "${keyId}"` : `No key with id ${keyId}.`);
-    if (row.revoked_at != null) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
+    // A rolled key still in its overlap (revoked_at ahead) is revoked now.
+    if (row.revoked_at != null && asNumber(row.revoked_at) <= now) return { id: row.id, revoked_at: iso(row.revoked_at) as string, already: true };
     await trx('api_keys').update({ revoked_at: now }).where('id', keyId);
     await noteAuthChange(trx);
     await recordAudit(trx, context, { workspaceId: row.workspace_id, action: 'key.revoked', target: { type: 'api_key', id: row.id }, details: { name: row.name, prefix: row.prefix } }, now);
@@ -279,4 +291,77 @@ export async function revokeKey(
   });
   if (result.already) return result;
   return { ...result, propagation: await markRevoked(redis, redisPrefix, keyId) };
+}
+
+/** The longest overlap of a roll: 7 days. */
+export const MAX_ROLL_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+/** POST /internal/v1/keys/{id}/roll. */
+export const KEY_ROLL_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    overlap_seconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_ROLL_OVERLAP_SECONDS,
+      default: 0,
+      description: 'How long the old token keeps working, 0 (default: refused at once) to 604800 (7 days).',
+    },
+    expires_in_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_KEY_LIFETIME_DAYS,
+      description: "The new key's expiry. Left out: as long as the old key was made to live (rounded up to whole days), or none if it had none, within the workspace's max_key_lifetime_days.",
+    },
+  },
+};
+
+/**
+ * Rolls a live key: a new key (new token) with its name, scopes and rate limit, and the old
+ * one refused like a revoked one once `overlap_seconds` have passed (at once with 0). One
+ * transaction, audited as key.rolled naming both; with no overlap the revocation is announced
+ * through Redis as revokeKey() does. With an overlap, every process learns the old key's end
+ * when its key cache next reloads it (within a second; at once on SQLite), and refuses it
+ * from that moment on.
+ */
+export async function rollKey(
+  db: Knex,
+  redis: Redis | undefined,
+  redisPrefix: string,
+  keyId: string,
+  input: { overlap_seconds?: number; expires_in_days?: number },
+  options: { workspaceId: string; context: AuditContext; now: number },
+): Promise<KeyRecord & { token: string; replaces: { id: string; revoked_at: string } }> {
+  const { workspaceId, context, now } = options;
+  const overlap = input.overlap_seconds ?? 0;
+  const rolled = await transaction(db, async (trx) => {
+    const workspace = (await trx('workspaces').first('id', 'plan', 'max_key_lifetime_days').where('id', workspaceId).forUpdate()) as { id: string; plan: string; max_key_lifetime_days: number | null };
+    const plan = (await findPlan(trx, workspace.plan)) as Plan;
+    if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it makes no keys`);
+    const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'expires_at', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
+      | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; created_at: number; expires_at: number | null; revoked_at: number | null }
+      | undefined;
+    if (!old) throw new ApiError('not_found', `No key with id ${keyId}.`);
+    if (old.revoked_at != null) throw new ApiError('key_not_live', old.revoked_at > now ? `Key ${keyId} was already rolled: roll the key that replaced it.` : `Key ${keyId} is revoked: make a new key instead.`);
+    if (old.expires_at != null && asNumber(old.expires_at) <= now) throw new ApiError('key_not_live', `Key ${keyId} has expired: make a new key instead.`);
+    const lived = old.expires_at == null ? undefined : Math.ceil((asNumber(old.expires_at) - asNumber(old.created_at)) / DAY_MS);
+    const days = input.expires_in_days ?? (lived === undefined ? undefined : Math.min(Math.max(lived, 1), MAX_KEY_LIFETIME_DAYS));
+    checkLifetime(workspace, days);
+    const scopes = JSON.parse(old.scopes) as string[];
+    const { record, token } = await insertKey(trx, workspaceId, { name: old.name, scopes, rate_limit: asNumber(old.rate_limit), expires_in_days: days }, context.actor, now);
+    const ends = now + overlap * 1000;
+    await trx('api_keys').update({ revoked_at: ends }).where('id', old.id);
+    await noteAuthChange(trx);
+    const replaces = { id: old.id, revoked_at: new Date(ends).toISOString() };
+    await recordAudit(
+      trx,
+      context,
+      { workspaceId, action: 'key.rolled', target: { type: 'api_key', id: old.id }, details: { name: old.name, prefix: old.prefix, overlap_seconds: overlap, old_key_refused_from: replaces.revoked_at, new_key: { id: record.id, prefix: record.prefix, expires_at: record.expires_at } } },
+      now,
+    );
+    return { ...record, token, replaces };
+  });
+  if (overlap === 0) await markRevoked(redis, redisPrefix, keyId);
+  return rolled;
 }

@@ -14,6 +14,7 @@ interface KeyRow {
   rate_limit: number;
   last_used_at: number | null;
   expires_at: number | null;
+  revoked_at: number | null;
   workspace_id: string;
   workspace_name: string;
   plan: string;
@@ -65,6 +66,11 @@ export class KeyLookup {
     return auth.key.expires_at !== null && auth.key.expires_at <= this.clock.now();
   }
 
+  /** Whether a rolled key's overlap has ended: from then on it is refused like a revoked one. */
+  ended(auth: AuthContext): boolean {
+    return auth.key.revokes_at !== null && auth.key.revokes_at <= this.clock.now();
+  }
+
   async find(token: string): Promise<AuthContext | null> {
     const hash = hashToken(token);
     const now = this.clock.now();
@@ -85,9 +91,10 @@ export class KeyLookup {
     const row = (await this.db('api_keys as k')
       .join('workspaces as w', 'w.id', 'k.workspace_id')
       .join('plans as p', 'p.name', 'w.plan')
-      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
       .where('k.token_hash', hash)
-      .whereNull('k.revoked_at')) as KeyRow | undefined;
+      // A rolled key is revoked ahead of time: it works until then.
+      .andWhere((q) => q.whereNull('k.revoked_at').orWhere('k.revoked_at', '>', now))) as KeyRow | undefined;
     if (!row || row.api_access === 'none') return null;
     if (row.last_used_at == null || now - asNumber(row.last_used_at) > LAST_USED_EVERY_MS) {
       this.db('api_keys')
@@ -97,7 +104,7 @@ export class KeyLookup {
     }
     const scopes = JSON.parse(row.scopes) as string[];
     return {
-      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), expires_at: row.expires_at == null ? null : asNumber(row.expires_at) },
+      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), expires_at: row.expires_at == null ? null : asNumber(row.expires_at), revokes_at: row.revoked_at == null ? null : asNumber(row.revoked_at) },
       workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
       scopes: new Set(effectiveScopes(scopes, row.api_access)),
     };

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, when: 'the path does not take this method' },
   invalid_transition: { status: 409, when: 'the state machine does not allow this move; `detail` and `errors` name the allowed targets' },
   idempotency_conflict: { status: 409, when: 'the Idempotency-Key was used with another body or endpoint in the last 24 h' },
+  key_not_live: { status: 409, when: 'the key is revoked, expired or already rolled: it cannot be rolled' },
   subscription_disabled: { status: 409, when: 'the webhook subscription is disabled; enable it first' },
   request_timeout: { status: 408, when: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)' },
   payload_too_large: { status: 413, when: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)` },

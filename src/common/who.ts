@@ -23,8 +23,11 @@ export interface Who extends AuditContext {
 
 /** Who is calling: the key, its workspace, and the scopes it may use now. */
 export interface AuthContext {
-  /** `expires_at`: epoch milliseconds, or null for a key that lives until revoked. */
-  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number; expires_at: number | null };
+  /**
+   * `expires_at`: epoch milliseconds, or null for a key that lives until revoked; `revokes_at`:
+   * when a rolled key's overlap ends (null for any other key).
+   */
+  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number; expires_at: number | null; revokes_at: number | null };
   workspace: { id: string; name: string; plan: string };
   /** The key's scopes that its workspace's plan allows now. */
   scopes: ReadonlySet<string>;

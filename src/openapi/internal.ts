@@ -1,5 +1,5 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
-import { KEY_CREATE_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
+import { KEY_CREATE_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { TOKEN_PATTERN } from '../auth/tokens.js';
 import type { JsonSchema } from '../kernel/define.js';
 import { int, obj, scopeList, str } from './meta.js';
@@ -28,7 +28,7 @@ const keyProperties: Record<string, JsonSchema> = {
   created_by: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Actor' }], description: 'Who made it; null for keys made before this was recorded.' },
   last_used_at: time('Its last request (to the minute); null if never used.', true),
   expires_at: time('When it stops working (401 key_expired from then on); null: it lives until revoked.', true),
-  revoked_at: time('When it was revoked; null while it is live.', true),
+  revoked_at: time('When it was revoked, or, for a rolled key, when it is refused from (ahead of now during the overlap); null while it is live.', true),
 };
 
 export const SIGN_IN_SCHEMA: JsonSchema = {
@@ -91,6 +91,15 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   Key: obj(keyProperties, 'An API key, never its token or its hash.'),
   KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: `^${TOKEN_PATTERN}$`, description: 'The token, shown only in this answer: keep it. Its last 6 characters are a checksum of the rest.' } }, 'A new API key and its token.'),
   KeyCreate: KEY_CREATE_SCHEMA,
+  KeyRoll: KEY_ROLL_SCHEMA,
+  RolledKey: obj(
+    {
+      ...keyProperties,
+      token: { type: 'string', pattern: `^${TOKEN_PATTERN}$`, description: 'The new token, shown only in this answer: keep it.' },
+      replaces: obj({ id: { type: 'string', pattern: '^key_[0-9a-z]+$' }, revoked_at: time('When the old key is refused from: now plus overlap_seconds.') }, 'The old key.'),
+    },
+    'The new key of a roll, its token, and the key it replaces.',
+  ),
   KeyList: pageSchema(ref('Key'), 'A page of keys, newest first.'),
   AuditEntry: obj(
     {

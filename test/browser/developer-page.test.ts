@@ -212,6 +212,31 @@ describe('the Developer page, in Chromium', function () {
     expect(Number(stored.expires_at) - Date.now()).to.be.closeTo(30 * DAY, 60_000);
   });
 
+  it('rolls a key: the new token shown once, the old one working through the chosen overlap', async () => {
+    const person = await user({ plan: 'pro' });
+    const old = await createKey(app.deps.db, scopeCatalog(app.registry).map((s) => s.name), { workspace: person.workspaceId, name: 'Nightly export', scopes: ['read:deals'], rate_limit: 300 });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, `#/keys/${old.id}`);
+    await page.getByRole('heading', { name: 'Key “Nightly export”' }).waitFor();
+    await page.getByRole('button', { name: 'Roll key' }).click();
+    const dialog = page.getByRole('dialog', { name: /Roll/ });
+    expect(await dialog.getByLabel('The old token keeps working for').inputValue()).to.equal('3600');
+    await dialog.getByLabel('The old token keeps working for').selectOption({ label: '24 hours' });
+    await shot(page, '13-roll-key');
+    await dialog.getByRole('button', { name: 'Roll key' }).click();
+    await page.getByRole('heading', { name: 'Key “Nightly export” rolled' }).waitFor();
+    const token = await page.getByRole('textbox', { name: 'New token' }).inputValue();
+    expect(token).to.match(/^wsk_/).and.not.equal(old.token);
+    await page.getByText('The old token works until').waitFor();
+    expect((await app.request('/v1/health', { token })).status).to.equal(200);
+    expect((await app.request('/v1/health', { token: old.token })).status).to.equal(200, 'within the overlap');
+    const ends = (await app.deps.db('api_keys').where({ id: old.id }).first('revoked_at')) as { revoked_at: number | string };
+    expect(Number(ends.revoked_at) - Date.now()).to.be.closeTo(24 * 3600 * 1000, 60_000);
+    await page.getByRole('link', { name: 'API keys' }).first().click();
+    await page.getByRole('row').filter({ hasText: old.prefix }).getByText(/^Rolled: works until /).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'Nightly export' }).count()).to.equal(2);
+  });
+
   it("shows a key's requests per hour, the rate-limited ones apart", async () => {
     const { workspaceId, keyId, token } = await app.workspaceWithKey({ rateLimit: 2 });
     for (let i = 0; i < 5; i += 1) await app.request('/v1/health', { token });

@@ -44,7 +44,7 @@ export function authenticate(options: AuthenticateOptions) {
     const malformed = malformedToken(token);
     if (malformed) throw invalidToken(malformed);
     const auth = await lookup.find(token);
-    if (!auth) return refuse(ctx, 'The token is unknown or revoked.');
+    if (!auth || lookup.ended(auth)) return refuse(ctx, 'The token is unknown or revoked.');
     if (lookup.expired(auth)) {
       const at = new Date(auth.key.expires_at as number).toISOString();
       throw new ApiError('key_expired', `The key expired at ${at}.`, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token", error_description="The key expired at ${at}"` } });

@@ -11,7 +11,7 @@ const SOON_MS = 7 * DAY_MS;
 
 /** The key's state in a few words: revoked, expired, expiring soon (marked), or live. */
 function status(key: Key, now = Date.now()): string {
-  if (key.revoked_at) return `Revoked ${when(key.revoked_at)}`;
+  if (key.revoked_at) return Date.parse(key.revoked_at) > now ? `Rolled: works until ${when(key.revoked_at)}` : `Revoked ${when(key.revoked_at)}`;
   if (!key.expires_at) return 'Live';
   const left = Date.parse(key.expires_at) - now;
   if (left <= 0) return `Expired ${when(key.expires_at)}`;
@@ -47,6 +47,51 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message:
         <p>
           Every request with <code>{apiKey.prefix}…</code> will be refused (401) at once. This cannot be undone: a program that uses it needs a new key.
         </p>
+        <ProblemView problem={action.problem} />
+      </Confirm>
+    </>
+  );
+}
+
+/** The overlaps a roll offers: how long the old token keeps working. */
+const OVERLAPS = [
+  { seconds: 0, label: 'None: refuse the old token at once' },
+  { seconds: 3600, label: '1 hour' },
+  { seconds: 24 * 3600, label: '24 hours' },
+  { seconds: 7 * 24 * 3600, label: '7 days' },
+];
+
+/** "Roll key": a new token for the same key settings, the old one ended after the chosen overlap. */
+function RollButton({ apiKey, onRolled }: { apiKey: Key; onRolled: (rolled: Schemas['RolledKey']) => void }) {
+  const [open, setOpen] = useState(false);
+  const [overlap, setOverlap] = useState(3600);
+  const action = useAction();
+  const roll = () =>
+    action.run(async () => {
+      const rolled = await must(api.POST('/keys/{id}/roll', { params: { path: { id: apiKey.id } }, body: { overlap_seconds: overlap } }));
+      setOpen(false);
+      onRolled(rolled);
+      return null;
+    });
+  return (
+    <>
+      <button type="button" onClick={() => setOpen(true)}>
+        Roll key
+      </button>
+      <Confirm open={open} title={`Roll “${apiKey.name}”?`} confirm="Roll key" onConfirm={() => void roll()} onCancel={() => setOpen(false)}>
+        <p>
+          A new token is made with the same name, scopes and rate limit. Programs that use <code>{apiKey.prefix}…</code> need the new token before the old one stops working.
+        </p>
+        <label>
+          The old token keeps working for
+          <select value={overlap} onChange={(e) => setOverlap(Number(e.currentTarget.value))}>
+            {OVERLAPS.map((o) => (
+              <option key={o.seconds} value={o.seconds}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </label>
         <ProblemView problem={action.problem} />
       </Confirm>
     </>
@@ -160,7 +205,24 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
     }
   }, [id, round]);
   const usage = useLoad(() => must(api.GET('/usage', { params: { query: { key_id: id } } })), [id]);
+  const [rolled, setRolled] = useState<Schemas['RolledKey'] | null>(null);
   const k = key.data;
+  if (rolled) {
+    return (
+      <>
+        <h1>Key “{rolled.name}” rolled</h1>
+        <ShownOnce label="New token" value={rolled.token} warning="Copy the new token now and keep it somewhere safe: it will not be shown again." />
+        <p>
+          The old token works until <When at={rolled.replaces.revoked_at} />, then every request with it is refused. Scopes: {rolled.scopes.join(', ')}; {rolled.rate_limit} requests a minute.
+        </p>
+        <p>
+          <a href={`#/keys/${rolled.id}`} onClick={() => setRolled(null)}>
+            Done: the new key
+          </a>
+        </p>
+      </>
+    );
+  }
   return (
     <>
       <p>
@@ -193,7 +255,8 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             <dt>Status</dt>
             <dd>{status(k)}</dd>
           </dl>
-          {admin && !k.revoked_at && (
+          {admin && !k.revoked_at && !expired(k) && <RollButton apiKey={k} onRolled={setRolled} />}{' '}
+          {admin && (!k.revoked_at || Date.parse(k.revoked_at) > Date.now()) && (
             <RevokeButton
               apiKey={k}
               onRevoked={(message) => {
