@@ -1,4 +1,4 @@
-import { createKey, findPlan, KEY_CREATE_SCHEMA, KEY_ROLL_SCHEMA, keyView, listKeyPage, revokeKey, rollKey } from '../auth/keys.js';
+import { createKey, findPlan, KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, keyView, listKeyPage, revokeKey, rollKey, updateKey } from '../auth/keys.js';
 import { effectiveScopes, type Plan } from '../auth/plans.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import type { Registry } from '../kernel/registry.js';
@@ -51,7 +51,7 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'key_limit_reached'],
       handle: async (input) => {
         const acting = who(input);
-        const body = input.body as { name: string; scopes: string[]; rate_limit?: number; expires_in_days?: number };
+        const body = input.body as { name: string; scopes: string[]; rate_limit?: number; expires_in_days?: number; allowed_ips?: string[] | null };
         const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
       },
@@ -74,6 +74,24 @@ export function keyRoutes(registry: Registry): Route[] {
         const { deps } = input;
         const key = await rollKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), input.body as { overlap_seconds?: number; expires_in_days?: number }, { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token, replaces: key.replaces } };
+      },
+    },
+    {
+      method: 'patch',
+      path: '/keys/{id}',
+      operationId: 'updateKey',
+      summary: "Change an API key's IP allowlist",
+      description: '`allowed_ips`: up to 20 IPv4 or IPv6 addresses or CIDR ranges, or null for anywhere. Every server process applies it within a second. In the audit log as key.updated.',
+      tag: 'keys',
+      access: 'admin',
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      body: { schema: KEY_PATCH_SCHEMA, ref: ref('KeyPatch') },
+      success: { status: 200, description: 'The key as it now is.', schema: ref('Key') },
+      errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
+      handle: async (input) => {
+        const acting = who(input);
+        const key = await updateKey(input.deps.db, String(input.params.id), input.body as { allowed_ips?: string[] | null }, { workspaceId: acting.workspace.id, context: acting, now: input.deps.clock.now() });
+        return { body: keyView(key) };
       },
     },
     {

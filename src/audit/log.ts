@@ -15,6 +15,7 @@ export const AUDIT_ACTIONS = [
   'key.created',
   'key.revoked',
   'key.rolled',
+  'key.updated',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

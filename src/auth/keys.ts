@@ -14,6 +14,7 @@ import { markRevoked, type Propagation } from './revocation.js';
 import type { Plan } from './plans.js';
 import { writes } from './plans.js';
 import { displayPrefix, generateToken, hashToken } from './tokens.js';
+import { allowlistProblems, MAX_ALLOWED_IPS } from './allowlist.js';
 import { noteAuthChange } from '../db/changes.js';
 
 /** A refused operator request: the message is the reason, shown as is. */
@@ -39,6 +40,24 @@ const validateWorkspace = compileOnUse(ajv, {
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, plan: { type: 'string', minLength: 1, maxLength: 32 } },
 });
 
+/** A key's allowlist as the internal API takes it: each entry is checked further by auth/allowlist.ts. */
+const ALLOWED_IPS_SCHEMA = {
+  type: ['array', 'null'],
+  maxItems: MAX_ALLOWED_IPS,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 1, maxLength: 49 },
+  description: `Up to ${MAX_ALLOWED_IPS} IPv4 or IPv6 addresses or CIDR ranges (203.0.113.7, 198.51.100.0/24, 2001:db8::/32): a request from any other address is 403 ip_not_allowed. Null or left out: anywhere.`,
+  examples: [['203.0.113.7', '2001:db8::/32']],
+};
+
+/** PATCH /internal/v1/keys/{id}. */
+export const KEY_PATCH_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { allowed_ips: ALLOWED_IPS_SCHEMA },
+};
+
 /** A new key as the internal API takes it: its workspace is the caller's. */
 export const KEY_CREATE_SCHEMA = {
   type: 'object',
@@ -54,6 +73,7 @@ export const KEY_CREATE_SCHEMA = {
       maximum: MAX_KEY_LIFETIME_DAYS,
       description: `The key expires this many days (of 24 hours) from now. Left out, it lives until revoked, unless the workspace's max_key_lifetime_days asks for it (1 to that many).`,
     },
+    allowed_ips: ALLOWED_IPS_SCHEMA,
   },
 };
 
@@ -119,6 +139,7 @@ export interface KeyInput {
   scopes: string[];
   rate_limit?: number;
   expires_in_days?: number;
+  allowed_ips?: string[] | null;
 }
 
 export interface KeyRecord {
@@ -134,6 +155,8 @@ export interface KeyRecord {
   last_used_at: string | null;
   /** When it stops working; null: it lives until revoked. */
   expires_at: string | null;
+  /** The addresses and ranges it may be used from; null: anywhere. */
+  allowed_ips: string[] | null;
   revoked_at: string | null;
 }
 
@@ -148,7 +171,7 @@ function checkLifetime(workspace: { max_key_lifetime_days: number | null }, days
 }
 
 /** Writes a new key (its token's hash only) in `trx`: the record, and the token to show once. */
-async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; expires_in_days: number | undefined }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
+async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; expires_in_days: number | undefined; allowed_ips: string[] | null }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
   const token = generateToken();
   const expiresAt = key.expires_in_days === undefined ? null : now + key.expires_in_days * DAY_MS;
   const record: KeyRecord = {
@@ -162,6 +185,7 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
     created_by: actor,
     last_used_at: null,
     expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+    allowed_ips: key.allowed_ips,
     revoked_at: null,
   };
   await trx('api_keys').insert({
@@ -175,6 +199,7 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
     created_at: now,
     created_by: JSON.stringify(actor),
     expires_at: expiresAt,
+    allowed_ips: key.allowed_ips === null ? null : JSON.stringify(key.allowed_ips),
   });
   return { record, token };
 }
@@ -211,13 +236,23 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     if (asNumber(live?.n ?? 0) >= plan.max_keys) {
       throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
     }
-    const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, expires_in_days: input.expires_in_days }, context.actor, now);
-    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at } }, now);
+    const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, expires_in_days: input.expires_in_days, allowed_ips: allowedIps(input.allowed_ips) }, context.actor, now);
+    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at, allowed_ips: record.allowed_ips } }, now);
     return { ...record, token };
   });
 }
 
-const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'revoked_at'];
+const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'allowed_ips', 'revoked_at'];
+
+/** A key's allowlist as given (undefined or null: anywhere), each entry checked: 422 naming the entry. */
+function allowedIps(entries: string[] | null | undefined): string[] | null {
+  if (entries == null) return null;
+  const problems = allowlistProblems(entries);
+  if (problems.length > 0) {
+    throw new ApiError('validation_failed', `allowed_ips/${problems[0]?.index}: ${problems[0]?.message}`, { errors: problems.map((p) => ({ pointer: `/allowed_ips/${p.index}`, message: p.message })) });
+  }
+  return [...entries];
+}
 
 /** The workspace's live keys: neither revoked nor expired (what the plan's max_keys counts); a rolled key counts until its overlap ends. */
 export async function liveKeys(db: Knex, workspaceId: string, now: number): Promise<{ n: number }> {
@@ -242,14 +277,15 @@ function toKey(r: Record<string, unknown>): KeyRecord {
     created_by: r.created_by == null ? null : (JSON.parse(String(r.created_by)) as Actor),
     last_used_at: iso(r.last_used_at),
     expires_at: iso(r.expires_at),
+    allowed_ips: r.allowed_ips == null ? null : (JSON.parse(String(r.allowed_ips)) as string[]),
     revoked_at: iso(r.revoked_at),
   };
 }
 
 /** A key as the administration area shows it (API.md section 10): its workspace is the caller's own. */
 export function keyView(key: KeyRecord) {
-  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, revoked_at } = key;
-  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, revoked_at };
+  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
+  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };
 }
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */
@@ -339,8 +375,8 @@ export async function rollKey(
     const workspace = (await trx('workspaces').first('id', 'plan', 'max_key_lifetime_days').where('id', workspaceId).forUpdate()) as { id: string; plan: string; max_key_lifetime_days: number | null };
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
     if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it makes no keys`);
-    const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'expires_at', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
-      | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; created_at: number; expires_at: number | null; revoked_at: number | null }
+    const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'expires_at', 'allowed_ips', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
+      | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; created_at: number; expires_at: number | null; allowed_ips: string | null; revoked_at: number | null }
       | undefined;
     if (!old) throw new ApiError('not_found', `No key with id ${keyId}.`);
     if (old.revoked_at != null) throw new ApiError('key_not_live', old.revoked_at > now ? `Key ${keyId} was already rolled: roll the key that replaced it.` : `Key ${keyId} is revoked: make a new key instead.`);
@@ -349,7 +385,7 @@ export async function rollKey(
     const days = input.expires_in_days ?? (lived === undefined ? undefined : Math.min(Math.max(lived, 1), MAX_KEY_LIFETIME_DAYS));
     checkLifetime(workspace, days);
     const scopes = JSON.parse(old.scopes) as string[];
-    const { record, token } = await insertKey(trx, workspaceId, { name: old.name, scopes, rate_limit: asNumber(old.rate_limit), expires_in_days: days }, context.actor, now);
+    const { record, token } = await insertKey(trx, workspaceId, { name: old.name, scopes, rate_limit: asNumber(old.rate_limit), expires_in_days: days, allowed_ips: old.allowed_ips == null ? null : (JSON.parse(old.allowed_ips) as string[]) }, context.actor, now);
     const ends = now + overlap * 1000;
     await trx('api_keys').update({ revoked_at: ends }).where('id', old.id);
     await noteAuthChange(trx);
@@ -364,4 +400,25 @@ export async function rollKey(
   });
   if (overlap === 0) await markRevoked(redis, redisPrefix, keyId);
   return rolled;
+}
+
+/**
+ * Changes a key's allowlist (PATCH /internal/v1/keys/{id}): every process applies it within a
+ * second (at once on SQLite), as it does a plan change. Audited as key.updated.
+ */
+export async function updateKey(db: Knex, keyId: string, input: { allowed_ips?: string[] | null }, options: { workspaceId: string; context: AuditContext; now: number }): Promise<KeyRecord> {
+  const { workspaceId, context, now } = options;
+  const allowed = allowedIps(input.allowed_ips);
+  return transaction(db, async (trx) => {
+    const row = (await trx('api_keys').first(KEY_COLUMNS).where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as Record<string, unknown> | undefined;
+    if (!row) throw new ApiError('not_found', `No key with id ${keyId}.`);
+    const before = toKey(row);
+    if (input.allowed_ips !== undefined && JSON.stringify(before.allowed_ips) !== JSON.stringify(allowed)) {
+      await trx('api_keys').update({ allowed_ips: allowed === null ? null : JSON.stringify(allowed) }).where('id', keyId);
+      await noteAuthChange(trx);
+      await recordAudit(trx, context, { workspaceId, action: 'key.updated', target: { type: 'api_key', id: keyId }, details: { name: before.name, prefix: before.prefix, allowed_ips: { from: before.allowed_ips, to: allowed } } }, now);
+      return { ...before, allowed_ips: allowed };
+    }
+    return before;
+  });
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../common/clock.js';
 import type { AuthContext } from '../common/who.js';
 import { effectiveScopes, type ApiAccess } from './plans.js';
 import { hashToken } from './tokens.js';
+import { allowlist } from './allowlist.js';
 
 interface KeyRow {
   id: string;
@@ -15,6 +16,7 @@ interface KeyRow {
   last_used_at: number | null;
   expires_at: number | null;
   revoked_at: number | null;
+  allowed_ips: string | null;
   workspace_id: string;
   workspace_name: string;
   plan: string;
@@ -91,7 +93,7 @@ export class KeyLookup {
     const row = (await this.db('api_keys as k')
       .join('workspaces as w', 'w.id', 'k.workspace_id')
       .join('plans as p', 'p.name', 'w.plan')
-      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'k.allowed_ips', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
       .where('k.token_hash', hash)
       // A rolled key is revoked ahead of time: it works until then.
       .andWhere((q) => q.whereNull('k.revoked_at').orWhere('k.revoked_at', '>', now))) as KeyRow | undefined;
@@ -107,6 +109,8 @@ export class KeyLookup {
       key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), expires_at: row.expires_at == null ? null : asNumber(row.expires_at), revokes_at: row.revoked_at == null ? null : asNumber(row.revoked_at) },
       workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
       scopes: new Set(effectiveScopes(scopes, row.api_access)),
+      // Compiled once per lookup, and kept with the cached key.
+      allows: row.allowed_ips == null ? null : allowlist(JSON.parse(row.allowed_ips) as string[]),
     };
   }
 }

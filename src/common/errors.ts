@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   key_expired: { status: 401, when: 'the key has expired (its expires_at has passed): use another key' },
   not_signed_in: { status: 401, when: 'no session cookie, or the session has ended (signed out, expired, or the user was disabled or given a new password): sign in again' },
   invalid_credentials: { status: 401, when: 'the email or the password is wrong (the answer does not say which)' },
+  ip_not_allowed: { status: 403, when: "the key's allowlist (allowed_ips) does not include the client's address" },
   insufficient_scope: { status: 403, when: "the key lacks this operation's scope" },
   insufficient_role: { status: 403, when: 'the signed-in user is a viewer: only an admin may change anything' },
   forbidden_origin: { status: 403, when: "a POST, PATCH, PUT or DELETE without an Origin header naming the service's own origin (or one of ADMIN_ORIGINS)" },

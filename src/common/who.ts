@@ -31,6 +31,8 @@ export interface AuthContext {
   workspace: { id: string; name: string; plan: string };
   /** The key's scopes that its workspace's plan allows now. */
   scopes: ReadonlySet<string>;
+  /** Whether a client address may use the key (its allowlist); null: any address. */
+  allows: ((address: string) => boolean) | null;
 }
 
 /** Who is signed in to the administration area: the person, their workspace, and the session (by its hash). */

@@ -1,5 +1,5 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
-import { KEY_CREATE_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
+import { KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { TOKEN_PATTERN } from '../auth/tokens.js';
 import type { JsonSchema } from '../kernel/define.js';
 import { int, obj, scopeList, str } from './meta.js';
@@ -28,6 +28,7 @@ const keyProperties: Record<string, JsonSchema> = {
   created_by: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Actor' }], description: 'Who made it; null for keys made before this was recorded.' },
   last_used_at: time('Its last request (to the minute); null if never used.', true),
   expires_at: time('When it stops working (401 key_expired from then on); null: it lives until revoked.', true),
+  allowed_ips: { type: ['array', 'null'], items: { type: 'string' }, description: 'The addresses and CIDR ranges it may be used from (403 ip_not_allowed elsewhere); null: anywhere.' },
   revoked_at: time('When it was revoked, or, for a rolled key, when it is refused from (ahead of now during the overlap); null while it is live.', true),
 };
 
@@ -92,6 +93,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   KeyWithToken: obj({ ...keyProperties, token: { type: 'string', pattern: `^${TOKEN_PATTERN}$`, description: 'The token, shown only in this answer: keep it. Its last 6 characters are a checksum of the rest.' } }, 'A new API key and its token.'),
   KeyCreate: KEY_CREATE_SCHEMA,
   KeyRoll: KEY_ROLL_SCHEMA,
+  KeyPatch: KEY_PATCH_SCHEMA,
   RolledKey: obj(
     {
       ...keyProperties,

@@ -55,8 +55,9 @@ export const PROBLEM_SCHEMA: JsonSchema = {
 /** Error headers beyond X-Request-Id, by status: required ones must be on every such answer. */
 function errorHeaders(status: number, codes: readonly ErrorCode[], authenticated: boolean): Record<string, JsonSchema> {
   // These can also come before the key is known (a failed authentication, a database down during
-  // the key lookup), so they carry the rate-limit headers only sometimes.
-  const beforeTheKey = [401, 408, 429, 431, 500, 503].includes(status);
+  // the key lookup), so they carry the rate-limit headers only sometimes. A 403 ip_not_allowed
+  // comes before the key's limit too: a leaked key used from elsewhere does not spend it.
+  const beforeTheKey = [401, 408, 429, 431, 500, 503].includes(status) || (status === 403 && codes.includes('ip_not_allowed'));
   const base = authenticated && !beforeTheKey ? authenticatedHeaders() : publicHeaders();
   if (status === 401 && codes.some((c) => c === 'missing_token' || c === 'invalid_token')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
   if (status === 403 && codes.includes('insufficient_scope')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
@@ -106,7 +107,7 @@ export class ProblemResponses {
 }
 
 /** Errors any authenticated operation can answer, whatever it does. */
-export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'key_expired', 'rate_limited', 'internal_error', 'unavailable'];
+export const AUTHENTICATED_ERRORS: readonly ErrorCode[] = ['missing_token', 'invalid_token', 'key_expired', 'ip_not_allowed', 'rate_limited', 'internal_error', 'unavailable'];
 
 /** Errors any operation of the internal API can answer, signed in or not. */
 export const SESSION_ERRORS: readonly ErrorCode[] = ['internal_error', 'unavailable'];

@@ -62,7 +62,7 @@ describe('the administration area: the internal API', () => {
 
   it('refuses every change that lacks the Origin of the service, whatever the cookie says (403 forbidden_origin)', async () => {
     const routes = unsafeRoutes(app);
-    expect(routes.length).to.equal(13);
+    expect(routes.length).to.equal(14);
     for (const { method, path } of routes) {
       for (const origin of [null, 'https://evil.example', 'null', `${app.url}.evil.example`]) {
         const res = await internal(app, path, { method, cookie: alice.cookie, origin, json: {} });

@@ -172,7 +172,7 @@ describe('the Developer page, in Chromium', function () {
     expect((await app.request('/v1/health', { token })).status).to.equal(401);
   });
 
-  it('marks keys that expire within 7 days, and asks for an expiry within the workspace key lifetime', async () => {
+  it('marks keys that expire within 7 days, and asks for an expiry within the workspace key lifetime (and takes an allowlist)', async () => {
     const person = await user({ plan: 'pro' });
     const DAY = 24 * 3600 * 1000;
     const make = async (name: string, days?: number) => {
@@ -205,11 +205,13 @@ describe('the Developer page, in Chromium', function () {
     await page.getByLabel('Name').fill('Monthly');
     await page.getByRole('checkbox', { name: 'read:deals' }).check();
     await expiry.fill('30');
+    await page.getByLabel(/Allowed IP addresses/).fill('203.0.113.7, 2001:db8::/32');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByText('will not be shown again').waitFor();
     await page.getByText(/It expires /).waitFor();
-    const stored = (await app.deps.db('api_keys').where({ workspace_id: person.workspaceId, name: 'Monthly' }).first('expires_at')) as { expires_at: number | string };
+    const stored = (await app.deps.db('api_keys').where({ workspace_id: person.workspaceId, name: 'Monthly' }).first('expires_at', 'allowed_ips')) as { expires_at: number | string; allowed_ips: string };
     expect(Number(stored.expires_at) - Date.now()).to.be.closeTo(30 * DAY, 60_000);
+    expect(JSON.parse(stored.allowed_ips)).to.deep.equal(['203.0.113.7', '2001:db8::/32']);
   });
 
   it('rolls a key: the new token shown once, the old one working through the chosen overlap', async () => {

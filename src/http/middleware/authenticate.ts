@@ -49,6 +49,9 @@ export function authenticate(options: AuthenticateOptions) {
       const at = new Date(auth.key.expires_at as number).toISOString();
       throw new ApiError('key_expired', `The key expired at ${at}.`, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token", error_description="The key expired at ${at}"` } });
     }
+    if (auth.allows && !auth.allows(ctx.ip)) {
+      throw new ApiError('ip_not_allowed', `This key may not be used from ${ctx.ip}: its allowlist does not include that address.`);
+    }
     ctx.state.auth = auth;
     return next();
   };

@@ -252,6 +252,8 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             <dd><When at={k.last_used_at} /></dd>
             <dt>Expires</dt>
             <dd>{k.expires_at ? <When at={k.expires_at} /> : 'Never: it works until revoked'}</dd>
+            <dt>Allowed from</dt>
+            <dd>{k.allowed_ips ? k.allowed_ips.join(', ') : 'Any address'}</dd>
             <dt>Status</dt>
             <dd>{status(k)}</dd>
           </dl>
@@ -319,6 +321,8 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
   const [rateLimit, setRateLimit] = useState('60');
   // Empty: no expiry (allowed only when the workspace sets no lifetime).
   const [expiresInDays, setExpiresInDays] = useState('');
+  // Empty: any address.
+  const [allowedIps, setAllowedIps] = useState('');
   const [created, setCreated] = useState<Schemas['KeyWithToken'] | null>(null);
   const action = useAction();
 
@@ -350,7 +354,8 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
     event.preventDefault();
     void action.run(async () => {
       if (chosen.size === 0) throw new Error('Choose at least one scope.');
-      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}) } }));
+      const addresses = allowedIps.split(/[\s,]+/).filter(Boolean);
+      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}), ...(addresses.length > 0 ? { allowed_ips: addresses } : {}) } }));
       setCreated(key);
       return null;
     });
@@ -375,6 +380,10 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
         <label>
           Expires in (days{lifetime === null ? '; empty: never' : `, 1-${lifetime}`})
           <input type="number" required={lifetime !== null} min={1} max={lifetime ?? 3650} step={1} value={expiresInDays} onInput={(e) => setExpiresInDays(e.currentTarget.value)} />
+        </label>
+        <label>
+          Allowed IP addresses (optional: addresses or CIDR ranges, separated by commas or lines; empty: any address)
+          <textarea rows={2} value={allowedIps} onInput={(e) => setAllowedIps(e.currentTarget.value)} placeholder="203.0.113.7, 2001:db8::/32" />
         </label>
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
