@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { OPERATOR, recordAudit } from '../audit/log.js';
 import type { AuditContext } from '../common/who.js';
-import { findPlan, liveKeys, RefusedError } from '../auth/keys.js';
+import { findPlan, liveKeys, RefusedError, whereLive } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
@@ -13,14 +13,7 @@ export async function listWorkspaces(db: Knex): Promise<Array<{ id: string; name
   const rows = (await db('workspaces as w')
     .select('w.id', 'w.name', 'w.plan', 'w.created_at')
     .select(db('users').count('*').whereRaw('?? = ??', ['users.workspace_id', 'w.id']).as('users'))
-    .select(
-      db('api_keys')
-        .count('*')
-        .whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id'])
-        .andWhere((q) => q.whereNull('api_keys.revoked_at').orWhere('api_keys.revoked_at', '>', Date.now()))
-        .andWhere((q) => q.whereNull('api_keys.expires_at').orWhere('api_keys.expires_at', '>', Date.now()))
-        .as('live_keys'),
-    )
+    .select(whereLive(db('api_keys').count('*').whereRaw('?? = ??', ['api_keys.workspace_id', 'w.id']), Date.now()).as('live_keys'))
     .orderBy([{ column: 'w.created_at' }, { column: 'w.id' }])) as Array<Record<string, unknown>>;
   return rows.map((r) => ({ id: String(r.id), name: String(r.name), plan: String(r.plan), created_at: iso(r.created_at) as string, users: asNumber(r.users), live_keys: asNumber(r.live_keys) }));
 }
@@ -69,7 +62,7 @@ export async function workspaceSummary(db: Knex, workspace: { id: string; name: 
     id: workspace.id,
     name: workspace.name,
     plan: { name: plan.name, api_access: plan.api_access, max_keys: asNumber(plan.max_keys), webhooks_per_month: asNumber(plan.webhooks_per_month) },
-    usage: { live_keys: keys.n, webhooks_this_month: asNumber(webhooks?.n ?? 0) },
+    usage: { live_keys: keys, webhooks_this_month: asNumber(webhooks?.n ?? 0) },
     max_key_lifetime_days: policy?.max_key_lifetime_days == null ? null : asNumber(policy.max_key_lifetime_days),
   };
 }

@@ -233,8 +233,8 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
       });
     }
     const live = await liveKeys(trx, workspace.id, now);
-    if (asNumber(live?.n ?? 0) >= plan.max_keys) {
-      throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${asNumber(live?.n)}: revoke one first`);
+    if (live >= plan.max_keys) {
+      throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${live}: revoke one first`);
     }
     const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, expires_in_days: input.expires_in_days, allowed_ips: allowedIps(input.allowed_ips) }, context.actor, now);
     await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at, allowed_ips: record.allowed_ips } }, now);
@@ -254,15 +254,18 @@ function allowedIps(entries: string[] | null | undefined): string[] | null {
   return [...entries];
 }
 
-/** The workspace's live keys: neither revoked nor expired (what the plan's max_keys counts); a rolled key counts until its overlap ends. */
-export async function liveKeys(db: Knex, workspaceId: string, now: number): Promise<{ n: number }> {
-  const row = await db('api_keys')
-    .count({ n: '*' })
-    .where('workspace_id', workspaceId)
-    .andWhere((q) => q.whereNull('revoked_at').orWhere('revoked_at', '>', now))
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-    .first();
-  return { n: asNumber(row?.n ?? 0) };
+/**
+ * Narrows a query on api_keys (`table` as it is named there) to live keys: neither revoked nor
+ * expired by `now`. A rolled key is live until its overlap ends.
+ */
+export function whereLive(q: Knex.QueryBuilder, now: number, table = 'api_keys'): Knex.QueryBuilder {
+  return q.andWhere((w) => w.whereNull(`${table}.revoked_at`).orWhere(`${table}.revoked_at`, '>', now)).andWhere((w) => w.whereNull(`${table}.expires_at`).orWhere(`${table}.expires_at`, '>', now));
+}
+
+/** How many live keys the workspace has: what the plan's max_keys counts. */
+export async function liveKeys(db: Knex, workspaceId: string, now: number): Promise<number> {
+  const row = (await whereLive(db('api_keys').count({ n: '*' }).where('workspace_id', workspaceId), now).first()) as { n: number | string } | undefined;
+  return asNumber(row?.n ?? 0);
 }
 
 function toKey(r: Record<string, unknown>): KeyRecord {
@@ -379,7 +382,7 @@ export async function rollKey(
       | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; created_at: number; expires_at: number | null; allowed_ips: string | null; revoked_at: number | null }
       | undefined;
     if (!old) throw new ApiError('not_found', `No key with id ${keyId}.`);
-    if (old.revoked_at != null) throw new ApiError('key_not_live', old.revoked_at > now ? `Key ${keyId} was already rolled: roll the key that replaced it.` : `Key ${keyId} is revoked: make a new key instead.`);
+    if (old.revoked_at != null) throw new ApiError('key_not_live', asNumber(old.revoked_at) > now ? `Key ${keyId} was already rolled: roll the key that replaced it.` : `Key ${keyId} is revoked: make a new key instead.`);
     if (old.expires_at != null && asNumber(old.expires_at) <= now) throw new ApiError('key_not_live', `Key ${keyId} has expired: make a new key instead.`);
     const lived = old.expires_at == null ? undefined : Math.ceil((asNumber(old.expires_at) - asNumber(old.created_at)) / DAY_MS);
     const days = input.expires_in_days ?? (lived === undefined ? undefined : Math.min(Math.max(lived, 1), MAX_KEY_LIFETIME_DAYS));

@@ -5,7 +5,7 @@ import { transaction } from '../db/dialect.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { termsOf, WORDS_VERSION } from './search.js';
+import { sameTerms, termsOf, WORDS_VERSION } from './search.js';
 
 /**
  * The `search_terms` table of one resource (kernel/search.ts says what a term is): the store
@@ -13,10 +13,12 @@ import { termsOf, WORDS_VERSION } from './search.js';
  * list's query by them.
  */
 export interface SearchIndex {
-  /** The terms of new stored rows (each with its `id` and `created_at`); of one changed row, those `before` did not have. */
-  add(tx: Tx, workspaceId: string, rows: readonly Row[], before?: Row): Promise<void>;
-  /** The terms of a stored row that `after` (the same object, changed) no longer has, or all of them without `after`. */
-  drop(tx: Tx, workspaceId: string, before: Row, after?: Row): Promise<void>;
+  /** The terms of new stored rows (each with its `id` and `created_at`). */
+  add(tx: Tx, workspaceId: string, rows: readonly Row[]): Promise<void>;
+  /** One object's change: the words `before` had and `after` has not go, those it gains come. */
+  change(tx: Tx, workspaceId: string, before: Row, after: Row): Promise<void>;
+  /** Every term of a deleted object (its stored row as it was). */
+  drop(tx: Tx, workspaceId: string, before: Row): Promise<void>;
   /**
    * A query on the resource's table (`from`, with the workspace's condition) narrowed to the
    * objects that have a term starting with each word, or undefined when a word starts none
@@ -67,27 +69,32 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
         .andWhere('object_id', param('object_id'))
         .delete(),
     );
+  const insert = async (tx: Tx, terms: readonly Row[]) => {
+    for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
+      const chunk = terms.slice(at, at + ROWS_PER_INSERT);
+      const statement = insertOf(chunk.length);
+      await tx.run(statement.sql, rowsArgs(statement, chunk));
+    }
+  };
+  const remove = async (tx: Tx, workspaceId: string, row: Row, terms: readonly string[]) => {
+    for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
+      const chunk = terms.slice(at, at + ROWS_PER_INSERT);
+      const statement = deleteOf(chunk.length);
+      const values: Row = { workspace_id: workspaceId, resource: name, created_at: row.created_at, object_id: row.id };
+      chunk.forEach((term, i) => (values[`t${i}`] = term));
+      await tx.run(statement.sql, args(statement, values));
+    }
+  };
   return {
-    async add(tx, workspaceId, rows, before) {
-      const had = before ? termsOf(resource.searchable, before) : undefined;
-      const terms = termRows(resource, workspaceId, rows).filter((row) => !had?.has(row.term as string));
-      for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
-        const chunk = terms.slice(at, at + ROWS_PER_INSERT);
-        const statement = insertOf(chunk.length);
-        await tx.run(statement.sql, rowsArgs(statement, chunk));
-      }
+    add: (tx, workspaceId, rows) => insert(tx, termRows(resource, workspaceId, rows)),
+    async change(tx, workspaceId, before, after) {
+      if (sameTerms(resource.searchable, before, after)) return;
+      const had = termsOf(resource.searchable, before);
+      const has = termsOf(resource.searchable, after);
+      await remove(tx, workspaceId, before, [...had].filter((term) => !has.has(term)));
+      await insert(tx, termRows(resource, workspaceId, [after]).filter((row) => !had.has(row.term as string)));
     },
-    async drop(tx, workspaceId, before, after) {
-      const kept = after ? termsOf(resource.searchable, after) : new Set<string>();
-      const gone = [...termsOf(resource.searchable, before)].filter((term) => !kept.has(term));
-      for (let at = 0; at < gone.length; at += ROWS_PER_INSERT) {
-        const chunk = gone.slice(at, at + ROWS_PER_INSERT);
-        const statement = deleteOf(chunk.length);
-        const values: Row = { workspace_id: workspaceId, resource: name, created_at: before.created_at, object_id: before.id };
-        chunk.forEach((term, i) => (values[`t${i}`] = term));
-        await tx.run(statement.sql, args(statement, values));
-      }
-    },
+    drop: (tx, workspaceId, before) => remove(tx, workspaceId, before, [...termsOf(resource.searchable, before)]),
     async match(from, workspaceId, words) {
       const counts = await Promise.all(
         words.map(async (word) => {

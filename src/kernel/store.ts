@@ -8,7 +8,6 @@ import { eventsFor, writeEvents } from './outbox.js';
 import { afterKeyset } from './keyset.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { toObject, toStored } from './rows.js';
-import { sameTerms } from './search.js';
 import { searchIndexOf } from './search-index.js';
 
 /**
@@ -149,9 +148,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     },
     async update(tx, workspaceId, row, before) {
       await tx.run(s.update.sql, args(s.update, { ...row, workspace_id: workspaceId }));
-      if (!index || sameTerms(resource.searchable, row, before)) return;
-      await index.drop(tx, workspaceId, before, row);
-      await index.add(tx, workspaceId, [row], before);
+      if (index) await index.change(tx, workspaceId, before, row);
     },
     async remove(tx, workspaceId, row) {
       await tx.run(s.remove.sql, args(s.remove, ids(workspaceId, String(row.id))));
