@@ -5,6 +5,8 @@
  * and maps the rows to the same JSON. 10,000 deals; each side in turn, ROUNDS rounds of
  * DURATION s, 50 connections spread over 100 keys; prints requests/s, p50, p99 and each
  * server's RSS, the ratio of every round, their median and spread. Target: chain >= 0.75 (issue 25; 0.7 before).
+ * A third side is the same chain with its request log off (REQUEST_LOG=false): the log on may
+ * move the list by less than 5% (issue 27).
  * Usage: npm run bench:peer   [BENCH_DATABASE_URL=sqlite:/tmp/peer.db for the embedded default]
  */
 import fs from 'node:fs';
@@ -34,18 +36,23 @@ await db.destroy();
 
 const peer = await start('bench/bare-server.ts', { BENCH_WORKSPACE: workspaceId });
 const chain = await start('src/server.ts');
+const unlogged = await start('src/server.ts', { REQUEST_LOG: 'false' });
 try {
   const peerUrl = `${peer.url}/deals`;
   const chainUrl = `${chain.url}/v1/deals?limit=50`;
+  const unloggedUrl = `${unlogged.url}/v1/deals?limit=50`;
   // Both get the same warm-up (JIT, pools, prepared statements, key cache), then alternate.
   await load(peerUrl, tokens, 2);
   await load(chainUrl, tokens, 2);
+  await load(unloggedUrl, tokens, 2);
   const peers: Run[] = [];
   const chains: Run[] = [];
+  const unloggeds: Run[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
     peers.push(await load(peerUrl, tokens, DURATION));
     chains.push(await load(chainUrl, tokens, DURATION));
-    console.log('  round %d: peer %s req/s, chain %s req/s, ratio %s', round + 1, fmt(peers[round]!.rps), fmt(chains[round]!.rps), (chains[round]!.rps / peers[round]!.rps).toFixed(2));
+    unloggeds.push(await load(unloggedUrl, tokens, DURATION));
+    console.log('  round %d: peer %s req/s, chain %s req/s (request log off: %s), ratio %s, log on/off %s', round + 1, fmt(peers[round]!.rps), fmt(chains[round]!.rps), fmt(unloggeds[round]!.rps), (chains[round]!.rps / peers[round]!.rps).toFixed(2), (chains[round]!.rps / unloggeds[round]!.rps).toFixed(2));
   }
   const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratios = chains.map((c, i) => c.rps / peers[i]!.rps);
@@ -54,9 +61,14 @@ try {
   console.log('\nGET /v1/deals?limit=50 on %s, %d deals, 50 connections, %d rounds of %d s (medians)', BACKEND, ROWS, ROUNDS, DURATION);
   row('peer: bare Koa, same prepared statement', peers, rss(peer.child.pid));
   row('whole chain', chains, rss(chain.child.pid));
+  row('whole chain, request log off', unloggeds, rss(unlogged.child.pid));
   const ratio = medianOf(ratios);
   console.log('  ratio chain / peer: median %s, spread %s-%s   (target >= 0.75: %s)', ratio.toFixed(2), Math.min(...ratios).toFixed(2), Math.max(...ratios).toFixed(2), ratio >= 0.75 ? 'met' : 'MISSED');
+  const logged = chains.map((c, i) => c.rps / unloggeds[i]!.rps);
+  const moved = medianOf(logged);
+  console.log('  ratio log on / log off: median %s, spread %s-%s   (target: moves < 5%%: %s)', moved.toFixed(3), Math.min(...logged).toFixed(3), Math.max(...logged).toFixed(3), Math.abs(1 - moved) < 0.05 ? 'met' : 'MISSED');
 } finally {
   peer.child.kill('SIGTERM');
   chain.child.kill('SIGTERM');
+  unlogged.child.kill('SIGTERM');
 }

@@ -1,6 +1,7 @@
 import type { Deps } from './deps.js';
 import { sweepSessions } from './admin/sessions.js';
 import { sweepUsage } from './admin/usage.js';
+import { sweepRequestLog } from './admin/request-log.js';
 import { sweepExpiredKeys } from './kernel/idempotency.js';
 import { sweepRetention } from './events/retention.js';
 
@@ -9,7 +10,7 @@ const EVERY_MS = 10 * 60 * 1000;
 /**
  * Periodic clean-up a server process does beside serving: expired idempotency keys and sessions,
  * failed sign-ins past the throttling window, usage buckets older than 30 days (all are ignored once expired; this only
- * reclaims their space), and events past RETENTION_DAYS with their deliveries and attempts. A failure is logged and retried at
+ * reclaims their space), the keys' request logs past RETENTION_DAYS, and events past RETENTION_DAYS with their deliveries and attempts. A failure is logged and retried at
  * the next tick; it never stops the server.
  */
 export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'config'>): { stop(): void } {
@@ -21,6 +22,8 @@ export function startHousekeeping(deps: Pick<Deps, 'db' | 'clock' | 'log' | 'con
       if (ended > 0) deps.log.info({ removed: ended }, 'expired sessions and old failed sign-ins removed');
       const buckets = await sweepUsage(deps.db, deps.clock.now());
       if (buckets > 0) deps.log.info({ removed: buckets }, 'usage older than 30 days removed');
+      const requests = await sweepRequestLog(deps.db, deps.clock.now(), deps.config.retentionMs);
+      if (requests > 0) deps.log.info({ removed: requests }, 'request log entries past the retention window removed');
       const events = await sweepRetention(deps.db, deps.clock.now(), deps.config.retentionMs);
       if (events.removed > 0) deps.log.info({ removed: events.removed, longest_batch_ms: Math.round(events.longestBatchMs), retention_days: deps.config.retentionMs / 86_400_000 }, 'events past the retention window removed, with their deliveries and attempts');
     } catch (err) {

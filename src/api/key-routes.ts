@@ -5,6 +5,7 @@ import type { Registry } from '../kernel/registry.js';
 import { signedIn, who, type Route } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
+import { listRequests, requestSummary, STATUS_FILTER } from '../admin/request-log.js';
 
 /** The workspace's API keys as the administration area manages them: the very functions the admin command uses. */
 export function keyRoutes(registry: Registry): Route[] {
@@ -37,6 +38,43 @@ export function keyRoutes(registry: Registry): Route[] {
       success: { status: 200, description: 'A page of keys, newest first, revoked ones included.', schema: ref('KeyList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
       handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string }) }),
+    },
+    {
+      method: 'get',
+      path: '/keys/{id}/requests',
+      operationId: 'listKeyRequests',
+      summary: "List a key's requests",
+      description:
+        'Every public API request made with the key (refusals of the key itself, expired or from an address its allowlist does not hold, included), newest first, kept RETENTION_DAYS. Each server writes its log in batches, so a request shows here about a second after its answer.',
+      tag: 'keys',
+      access: null,
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...PAGE_PARAMETERS,
+          status: { type: 'string', pattern: STATUS_FILTER.source, description: 'Only answers of this class (`2xx`, `4xx`, `5xx`) or this status code (`404`).', examples: ['4xx'] },
+          since: { type: 'string', format: 'date-time', description: 'Requests that arrived at or after this time (RFC 3339).' },
+          until: { type: 'string', format: 'date-time', description: 'Requests that arrived before this time (RFC 3339).' },
+        },
+      },
+      success: { status: 200, description: "A page of the key's requests, newest first.", schema: ref('KeyRequestList') },
+      errors: ['invalid_parameter', 'invalid_cursor', 'not_found'],
+      handle: async (input) => ({ body: await listRequests(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.query as { limit: number; cursor?: string; status?: string; since?: string; until?: string }) }),
+    },
+    {
+      method: 'get',
+      path: '/keys/{id}/requests/summary',
+      operationId: 'summarizeKeyRequests',
+      summary: "A key's errors over 24 hours and 7 days",
+      description: 'The answers with status 400 and up, counted by status and error code, over the last 24 and 168 whole UTC hours (the current one included).',
+      tag: 'keys',
+      access: null,
+      pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      success: { status: 200, description: "The key's errors by status and code.", schema: ref('KeyRequestSummary') },
+      errors: ['invalid_parameter', 'not_found'],
+      handle: async (input) => ({ body: await requestSummary(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.deps.clock.now()) }),
     },
     {
       method: 'post',

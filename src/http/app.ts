@@ -18,6 +18,7 @@ import { accessLog } from './middleware/access-log.js';
 import { meter } from './middleware/meter.js';
 import { measure } from './middleware/metrics.js';
 import { UsageMeter } from '../admin/usage.js';
+import { RequestLog } from '../admin/request-log.js';
 import { authenticate } from './middleware/authenticate.js';
 import { errorRenderer } from './middleware/errors.js';
 import { fallback } from './middleware/fallback.js';
@@ -34,7 +35,7 @@ export interface App {
   router: Router<AppState, AppContext>;
   /** Every route of the internal API (API.md section 10). */
   internalRouter: Router<AppState, AppContext>;
-  /** Stops its timers and writes the usage counted so far. */
+  /** Stops its timers and writes the usage counted and the requests logged so far. */
   close(): Promise<void>;
 }
 
@@ -54,6 +55,8 @@ export function createApp(deps: Deps, registry: Registry): App {
   const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
   const usage = new UsageMeter(deps.db, deps.clock, deps.log, deps.config.usageFlushMs);
   usage.start();
+  const requests = deps.config.requestLog ? new RequestLog(deps.db, deps.log) : undefined;
+  requests?.start();
   const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers), stores: createStores(deps.db, deps.reads, registry) };
   const version = serviceVersion();
 
@@ -97,7 +100,7 @@ export function createApp(deps: Deps, registry: Registry): App {
     requestId(),
     accessLog(deps.log),
     measure(deps.metrics),
-    meter(usage),
+    meter(usage, requests, deps.clock),
     errorRenderer(deps.log),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];
@@ -112,6 +115,7 @@ export function createApp(deps: Deps, registry: Registry): App {
       limiter.close();
       changes?.close();
       await usage.stop();
+      await requests?.stop();
     },
   };
 }

@@ -103,6 +103,41 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
     'The new key of a roll, its token, and the key it replaces.',
   ),
   KeyList: pageSchema(ref('Key'), 'A page of keys, newest first.'),
+  KeyRequest: obj(
+    {
+      at: time('When it arrived.'),
+      method: { type: 'string', examples: ['GET'] },
+      route: { type: 'string', description: 'The route as the OpenAPI document writes it, or `unmatched` for a path no route serves.', examples: ['/v1/deals/{id}'] },
+      path: { type: 'string', description: 'The path asked for, without the query string.', examples: ['/v1/deals/deal_01jd2'] },
+      status: { type: 'integer', minimum: 100, maximum: 599 },
+      error_code: { ...nullableStr, description: 'The `code` of the problem answered; null for a success.', examples: ['not_found'] },
+      duration_ms: { type: 'number', minimum: 0, description: 'From its arrival to its answer, to the microsecond.' },
+      request_id: { type: 'string', description: 'Its X-Request-Id, as answered (and as the server logged it).' },
+      ip: { type: 'string', description: 'The client address (as TRUST_PROXY says).' },
+    },
+    'One request made with the key.',
+  ),
+  KeyRequestList: pageSchema(ref('KeyRequest'), "A page of the key's requests, newest first."),
+  KeyRequestSummary: obj(
+    Object.fromEntries(
+      (['last_24_hours', 'last_7_days'] as const).map((window) => [
+        window,
+        obj(
+          {
+            since: time('The first hour counted (UTC): the window is whole hours, the current one included.'),
+            errors: int(0),
+            by: {
+              type: 'array',
+              items: obj({ status: { type: 'integer', minimum: 400, maximum: 599 }, error_code: { ...nullableStr, description: 'null for an error answered without a code.' }, count: int(1) }),
+              description: 'The errors by status and code, most frequent first.',
+            },
+          },
+          window === 'last_24_hours' ? 'The last 24 hours.' : 'The last 7 days.',
+        ),
+      ]),
+    ),
+    "The key's errors (answers with status 400 and up) counted by status and error code.",
+  ),
   AuditEntry: obj(
     {
       id: { type: 'string', pattern: '^aud_[0-9a-z]+$' },

@@ -256,6 +256,36 @@ describe('the Developer page, in Chromium', function () {
     await shot(page, '05-key-usage');
   });
 
+  it("shows a key's request log, filtered by class of status, and its errors by status and code over 24 hours and 7 days", async () => {
+    const { workspaceId, keyId, token } = await app.workspaceWithKey({ scopes: ['read:deals'] });
+    expect((await app.request('/v1/deals', { token, headers: { 'x-request-id': 'first-call' } })).status).to.equal(200);
+    expect((await app.request('/v1/deals/deal_gone', { token })).status).to.equal(404);
+    expect((await app.request('/v1/deals/deal_lost', { token })).status).to.equal(404);
+    expect((await app.request('/v1/deals?limit=0', { token })).status).to.equal(400);
+    // The log is written about a second after the answers.
+    await waitFor(async () => (await app.deps.db('key_requests').where({ key_id: keyId })).length === 4, 10_000, 'the requests logged');
+    const person = await user({ workspaceId });
+    const page = await newPage();
+    await signIn(page, person.email, person.password, `#/keys/${keyId}`);
+    await page.getByRole('link', { name: 'Request log and errors' }).click();
+    await page.getByRole('heading', { name: 'Requests', level: 1 }).waitFor();
+    await page.getByText('3 errors in the last 24 hours, 3 in the last 7 days').waitFor();
+    const errors = page.getByRole('region', { name: 'Errors by status and code' });
+    expect(await errors.getByRole('row').allInnerTexts()).to.deep.equal(['Status\tError code\tLast 24 hours\tLast 7 days', '404\tnot_found\t2\t2', '400\tinvalid_parameter\t1\t1']);
+    const log = page.getByRole('region', { name: 'Request log' });
+    await log.getByRole('row').nth(4).waitFor();
+    expect(await log.getByRole('row').count()).to.equal(5);
+    const newest = await log.getByRole('row').nth(1).innerText();
+    expect(newest).to.contain('GET').and.contain('/v1/deals').and.contain('400').and.contain('invalid_parameter');
+    await log.getByRole('row').filter({ hasText: 'first-call' }).getByText('200').waitFor();
+    await shot(page, '14-key-requests');
+    await page.getByLabel('Show').selectOption({ label: 'Client errors (4xx)' });
+    await waitFor(async () => (await log.getByRole('row').count()) === 4, 10_000, 'the 4xx filter');
+    expect((await log.getByRole('row').allInnerTexts()).slice(1).every((row) => /\t4\d\d\t/.test(row))).to.equal(true);
+    await page.getByLabel('Show').selectOption({ label: 'Server errors (5xx)' });
+    await page.getByText('No requests answered 5xx yet.').waitFor();
+  });
+
   it('says when sign-in is throttled, and for how long', async () => {
     const person = await user();
     const page = await newPage();

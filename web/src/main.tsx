@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, must, onSignedOut, type Session } from './api';
 import { AuditPage } from './pages/audit';
 import { EventsPage } from './pages/events';
+import { KeyRequestsPage } from './pages/key-requests';
 import { KeyPage, KeysPage, NewKeyPage } from './pages/keys';
 import { SignIn } from './pages/sign-in';
 import { DeliveryPage, NewWebhookPage, WebhookPage, WebhooksPage } from './pages/webhooks';
@@ -35,6 +36,7 @@ function Page({ route, session }: { route: string[]; session: Session }) {
   const [section = 'keys', id, sub, subId] = route;
   if (section === 'keys') {
     if (id === 'new') return <NewKeyPage admin={admin} />;
+    if (id && sub === 'requests') return <KeyRequestsPage id={id} />;
     if (id) return <KeyPage id={id} admin={admin} />;
     return <KeysPage admin={admin} />;
   }

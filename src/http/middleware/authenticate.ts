@@ -46,10 +46,12 @@ export function authenticate(options: AuthenticateOptions) {
     const auth = await lookup.find(token);
     if (!auth || lookup.ended(auth)) return refuse(ctx, 'The token is unknown or revoked.');
     if (lookup.expired(auth)) {
+      ctx.state.refusedKey = auth.key.id;
       const at = new Date(auth.key.expires_at as number).toISOString();
       throw new ApiError('key_expired', `The key expired at ${at}.`, { headers: { 'WWW-Authenticate': `${REALM}, error="invalid_token", error_description="The key expired at ${at}"` } });
     }
     if (auth.allows && !auth.allows(ctx.ip)) {
+      ctx.state.refusedKey = auth.key.id;
       throw new ApiError('ip_not_allowed', `This key may not be used from ${ctx.ip}: its allowlist does not include that address.`);
     }
     ctx.state.auth = auth;

@@ -13,6 +13,10 @@ export interface AppState {
   query?: Record<string, unknown>;
   /** How the metrics name a path that no router matched, set by what answers it (the Developer page, the probes). */
   route?: string;
+  /** The `code` of the problem answered, set by the error renderer (for the request log). */
+  errorCode?: string;
+  /** A key that was identified and then refused (expired, or from an address its allowlist lacks): its id, for its request log. */
+  refusedKey?: string;
   /** The JSON body after validation against the route's schema. */
   body?: Record<string, unknown>;
 }

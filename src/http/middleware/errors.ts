@@ -26,6 +26,7 @@ export function errorRenderer(log: Logger) {
         error = new ApiError('internal_error', `Something went wrong on our side; quote request id ${ctx.state.requestId}.`);
       }
       for (const [name, value] of Object.entries(error.extras.headers ?? {})) ctx.set(name, value);
+      ctx.state.errorCode = error.code;
       ctx.status = error.status;
       ctx.type = 'application/problem+json';
       ctx.body = JSON.stringify(toProblem(error, ctx.state.requestId));

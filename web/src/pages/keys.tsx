@@ -268,6 +268,9 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             />
           )}
           <h2>Requests</h2>
+          <p>
+            <a href={`#/keys/${k.id}/requests`}>Request log and errors</a>: every request made with this key, and its errors by status and code.
+          </p>
           <ProblemView problem={usage.problem} />
           {usage.data && <UsageChart buckets={usage.data.data} now={Date.now()} />}
         </>

@@ -1,0 +1,47 @@
+import type { Knex } from 'knex';
+
+/**
+ * The request log of each key (API.md section 15), written in batches by each server process
+ * (admin/request-log.ts) and kept RETENTION_DAYS:
+ * - `key_requests`: one row per request made with a key, newest first by (at, id) of one key,
+ *   all of them or those of one class of status (2, 4 or 5: `status_class`, so a filtered page
+ *   walks an index in order too);
+ * - `key_request_errors`: the errors (status 400 and up) counted per key, UTC hour, status and
+ *   error code, so the errors summary of 7 days reads a few hundred rows, not every request.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('key_requests', (t) => {
+    t.bigIncrements('id');
+    t.string('key_id', 64).notNullable().references('id').inTable('api_keys').onDelete('CASCADE');
+    // Epoch milliseconds when the request arrived.
+    t.bigInteger('at').notNullable();
+    t.string('method', 8).notNullable();
+    // The route's template as the OpenAPI document writes it (`/v1/deals/{id}`), or `unmatched`.
+    t.string('route', 200).notNullable();
+    t.string('path', 1024).notNullable();
+    t.smallint('status').notNullable();
+    t.tinyint('status_class').notNullable();
+    t.string('error_code', 64).nullable();
+    // Microseconds from the request's arrival to its answer.
+    t.integer('duration_us').notNullable();
+    t.string('request_id', 128).notNullable();
+    t.string('ip', 45).notNullable();
+    t.index(['key_id', 'at'], 'key_requests_key_at');
+    t.index(['key_id', 'status_class', 'at'], 'key_requests_key_class_at');
+  });
+  await knex.schema.createTable('key_request_errors', (t) => {
+    t.string('key_id', 64).notNullable().references('id').inTable('api_keys').onDelete('CASCADE');
+    // The hour's first millisecond (UTC).
+    t.bigInteger('hour').notNullable();
+    t.smallint('status').notNullable();
+    // '' for an error answered without a code of ours.
+    t.string('error_code', 64).notNullable();
+    t.integer('requests').notNullable();
+    t.primary(['key_id', 'hour', 'status', 'error_code']);
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('key_request_errors');
+  await knex.schema.dropTable('key_requests');
+}
