@@ -1,8 +1,10 @@
+import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { ApiError } from '../common/errors.js';
 import { asNumber } from '../db/decode.js';
-import { isMysql, isUnavailable, transaction } from '../db/dialect.js';
+import { isMysql, isUnavailable } from '../db/dialect.js';
+import { writeTransaction } from '../db/tx.js';
 import { iso } from '../db/iso.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { HOUR_MS } from './usage.js';
@@ -10,6 +12,8 @@ import { HOUR_MS } from './usage.js';
 /** One request made with a key, as the request log keeps it (API.md section 15). */
 export interface RequestEntry {
   keyId: string;
+  /** Tells apart the requests of one key in one millisecond (see RequestLog). */
+  id: number;
   /** Epoch milliseconds when it arrived. */
   at: number;
   method: string;
@@ -30,21 +34,27 @@ export const REQUEST_LOG_FLUSH_MS = 1000;
 const EAGER_FLUSH = 2000;
 /** The most entries a process holds while its database is away; past it, new ones are dropped (and counted). */
 export const MAX_PENDING = 50_000;
-/** Rows per INSERT: 11 values each, well under every placeholder limit. */
-const BATCH = 500;
 /** Paths longer than the column are cut (with an ellipsis): the log is for reading, not replaying. */
 const PATH_LENGTH = 1024;
 
-const COLUMNS = ['key_id', 'at', 'method', 'route', 'path', 'status', 'status_class', 'error_code', 'duration_us', 'request_id', 'ip'] as const;
+const COLUMNS = ['key_id', 'at', 'id', 'method', 'route', 'path', 'status', 'status_class', 'error_code', 'duration_us', 'request_id', 'ip'] as const;
 const ROW = `(${COLUMNS.map(() => '?').join(', ')})`;
 
 /**
- * Keeps each key's requests in process memory and writes them in batches (one INSERT per 500, at
+ * Keeps each key's requests in process memory and writes them in batches (INSERTs of 100 rows, at
  * most a second after they were answered, sooner in a burst), with the errors also counted per
  * key, hour, status and code for the summary: logging costs a request no round trip. A batch the
  * database cannot take because it is away is kept for the next flush, up to MAX_PENDING entries.
  */
 export class RequestLog {
+  /**
+   * This process's numbers for its entries: a random 20-bit prefix of its own, then a count, so
+   * that two processes logging for one key in one millisecond write distinct rows (and a clash,
+   * one in a million pairs of processes and then only on the same key, millisecond and count,
+   * loses that entry alone: the INSERT skips a row whose key is taken).
+   */
+  private readonly prefix = randomInt(2 ** 20) * 2 ** 32;
+  private count = 0;
   private pending: RequestEntry[] = [];
   private dropped = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -57,12 +67,15 @@ export class RequestLog {
     private readonly flushMs = REQUEST_LOG_FLUSH_MS,
   ) {}
 
-  record(entry: RequestEntry): void {
+  /** Keeps an entry for the next flush (numbering it). */
+  record(entry: Omit<RequestEntry, 'id'>): void {
     if (this.pending.length >= MAX_PENDING) {
       this.dropped += 1;
       return;
     }
-    this.pending.push(entry);
+    this.count = (this.count + 1) % 2 ** 32;
+    (entry as RequestEntry).id = this.prefix + this.count;
+    this.pending.push(entry as RequestEntry);
     if (this.pending.length >= EAGER_FLUSH && !this.flushing) void this.flush();
   }
 
@@ -84,53 +97,75 @@ export class RequestLog {
     await this.flush();
   }
 
+  /** Writes what was waiting when it started (what arrives meanwhile waits for the next flush), in one transaction. */
   private async write(): Promise<void> {
     if (this.dropped > 0) {
       this.log.warn({ dropped: this.dropped, kept: this.pending.length }, 'request log entries dropped: more were waiting than a process keeps while its database is away');
       this.dropped = 0;
     }
-    while (this.pending.length > 0) {
-      const batch = this.pending.slice(0, BATCH);
-      this.pending = this.pending.slice(batch.length);
-      try {
-        await insert(this.db, batch);
-      } catch (err) {
-        if (isUnavailable(err)) {
-          this.pending = [...batch, ...this.pending].slice(0, MAX_PENDING);
-          this.log.warn({ err, entries: batch.length }, 'request log not written; kept for the next flush');
-          return;
-        }
-        this.log.error({ err, entries: batch.length }, 'request log entries could not be written and were dropped');
+    if (this.pending.length === 0) return;
+    const entries = this.pending;
+    this.pending = [];
+    try {
+      await insert(this.db, entries);
+    } catch (err) {
+      if (isUnavailable(err)) {
+        this.pending = [...entries, ...this.pending].slice(0, MAX_PENDING);
+        this.log.warn({ err, entries: entries.length }, 'request log not written; kept for the next flush');
+        return;
       }
+      this.log.error({ err, entries: entries.length }, 'request log entries could not be written and were dropped');
     }
   }
 }
 
-/** A batch of entries in one INSERT, and its errors added to their hourly counts in one upsert: one transaction. */
-async function insert(db: Knex, batch: readonly RequestEntry[]): Promise<void> {
-  const rows = batch.map(() => ROW).join(', ');
-  const bindings: Knex.Value[] = [];
-  const errors = new Map<string, { keyId: string; hour: number; status: number; code: string; n: number }>();
-  for (const e of batch) {
-    const path = e.path.length > PATH_LENGTH ? `${e.path.slice(0, PATH_LENGTH - 1)}…` : e.path;
-    bindings.push(e.keyId, e.at, e.method, e.route, path, e.status, Math.floor(e.status / 100), e.errorCode, e.durationUs, e.requestId, e.ip);
+/**
+ * Rows per INSERT: as many as fit, of these sizes only, so each connection prepares three texts
+ * once (a text per batch size would be a statement prepared, and kept, per flush).
+ */
+const SIZES = [100, 10, 1] as const;
+
+/** `items` cut into runs of the SIZES, largest first. */
+function* runs<T>(items: readonly T[]): Generator<T[]> {
+  let i = 0;
+  for (const size of SIZES) for (; items.length - i >= size; i += size) yield items.slice(i, i + size);
+}
+
+const insertText = (mysql: boolean, size: number) => `INSERT ${mysql ? 'IGNORE' : 'OR IGNORE'} INTO key_requests (${COLUMNS.join(', ')}) VALUES ${Array.from({ length: size }, () => ROW).join(', ')}`;
+const INSERTS = new Map([true, false].flatMap((mysql) => SIZES.map((size) => [`${mysql} ${size}`, insertText(mysql, size)])));
+
+const upsertText = (mysql: boolean, size: number) =>
+  `INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${Array.from({ length: size }, () => '(?, ?, ?, ?, ?)').join(', ')} ${
+    mysql ? 'ON DUPLICATE KEY UPDATE requests = requests + VALUES(requests)' : 'ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = requests + excluded.requests'
+  }`;
+const UPSERTS = new Map([true, false].flatMap((mysql) => SIZES.map((size) => [`${mysql} ${size}`, upsertText(mysql, size)])));
+
+/**
+ * The entries, and their errors added to their hourly counts, in one transaction of the driver
+ * (db/tx.ts: on SQLite it commits with the writes of the same turn of the event loop).
+ */
+async function insert(db: Knex, entries: readonly RequestEntry[]): Promise<void> {
+  const errors = new Map<string, [keyId: string, hour: number, status: number, code: string, n: number]>();
+  for (const e of entries) {
     if (e.status < 400) continue;
     const hour = Math.floor(e.at / HOUR_MS) * HOUR_MS;
     const code = e.errorCode ?? '';
     const id = `${e.keyId}|${hour}|${e.status}|${code}`;
     const counted = errors.get(id);
-    if (counted) counted.n += 1;
-    else errors.set(id, { keyId: e.keyId, hour, status: e.status, code, n: 1 });
+    if (counted) counted[4] += 1;
+    else errors.set(id, [e.keyId, hour, e.status, code, 1]);
   }
-  await transaction(db, async (trx) => {
-    await trx.raw(`INSERT INTO key_requests (${COLUMNS.join(', ')}) VALUES ${rows}`, bindings);
-    if (errors.size === 0) return;
-    const counts = [...errors.values()];
-    const update = isMysql(db) ? 'ON DUPLICATE KEY UPDATE requests = requests + VALUES(requests)' : 'ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = requests + excluded.requests';
-    await trx.raw(
-      `INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${counts.map(() => '(?, ?, ?, ?, ?)').join(', ')} ${update}`,
-      counts.flatMap((c) => [c.keyId, c.hour, c.status, c.code, c.n]),
-    );
+  const mysql = isMysql(db);
+  await writeTransaction(db, async (tx) => {
+    for (const run of runs(entries)) {
+      const values: unknown[] = [];
+      for (const e of run) {
+        const path = e.path.length > PATH_LENGTH ? `${e.path.slice(0, PATH_LENGTH - 1)}…` : e.path;
+        values.push(e.keyId, e.at, e.id, e.method, e.route, path, e.status, Math.floor(e.status / 100), e.errorCode, e.durationUs, e.requestId, e.ip);
+      }
+      await tx.run(INSERTS.get(`${mysql} ${run.length}`)!, values);
+    }
+    for (const run of runs([...errors.values()])) await tx.run(UPSERTS.get(`${mysql} ${run.length}`)!, run.flat());
   });
 }
 
@@ -207,28 +242,29 @@ export async function requestSummary(db: Knex, workspaceId: string, keyId: strin
   return { last_24_hours: window((r) => asNumber(r.day), 24), last_7_days: window((r) => asNumber(r.week), 24 * 7) };
 }
 
-/** Rows per batch of the sweep (each batch one short statement), and keys asked about at once. */
+/** Rows the sweep deletes at most (about) per statement. */
 const SWEEP_BATCH = 1000;
-const SWEEP_KEYS = 200;
 
 /**
- * Housekeeping: the log's entries and hourly error counts past the retention window. Entries are
- * found key by key on the (key_id, at) index, a few hundred keys at a time, and deleted in
- * batches of SWEEP_BATCH rows, each one short statement.
+ * Housekeeping: the log's entries and hourly error counts past the retention window. The keys
+ * are found in the log itself (one seek on its primary key each, so a key that is no more is
+ * swept too), and each key's old entries deleted oldest first, about SWEEP_BATCH rows a
+ * statement, each a range of the primary key.
  */
 export async function sweepRequestLog(db: Knex, now: number, retentionMs: number): Promise<number> {
   const cutoff = now - retentionMs;
   await db('key_request_errors').where('hour', '<', Math.floor(cutoff / HOUR_MS) * HOUR_MS).delete();
   let removed = 0;
-  let afterKey = '';
+  let key = '';
   for (;;) {
-    const keys = ((await db('api_keys').select('id').where('id', '>', afterKey).orderBy('id').limit(SWEEP_KEYS)) as Array<{ id: string }>).map((k) => k.id);
-    if (keys.length === 0) return removed;
-    afterKey = keys[keys.length - 1]!;
+    const next = (await db('key_requests').select('key_id').where('key_id', '>', key).orderBy('key_id').first()) as { key_id: string } | undefined;
+    if (!next) return removed;
+    key = next.key_id;
     for (;;) {
-      const old = ((await db('key_requests').select('id').whereIn('key_id', keys).where('at', '<', cutoff).limit(SWEEP_BATCH)) as Array<{ id: number | string }>).map((r) => r.id);
-      if (old.length > 0) removed += await db('key_requests').whereIn('id', old).delete();
-      if (old.length < SWEEP_BATCH) break;
+      // The SWEEP_BATCH-th oldest entry past the window: up to it (ties included) in one statement, or all if fewer.
+      const edge = (await db('key_requests').select('at').where('key_id', key).where('at', '<', cutoff).orderBy('at').offset(SWEEP_BATCH - 1).first()) as { at: number | string } | undefined;
+      removed += await db('key_requests').where('key_id', key).where('at', edge ? '<=' : '<', edge ? asNumber(edge.at) : cutoff).delete();
+      if (!edge) break;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }

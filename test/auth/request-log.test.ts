@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sweepRequestLog } from '../../src/admin/request-log.js';
+import { RequestLog, sweepRequestLog } from '../../src/admin/request-log.js';
 import { internal, person, type Person } from '../helpers/admin.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { failEventInserts } from '../helpers/faults.js';
@@ -28,6 +28,7 @@ interface Window {
 }
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 async function newKey(app: TestApp, who: Person, json: Record<string, unknown> = {}): Promise<{ id: string; token: string }> {
   const res = await internal(app, '/keys', { method: 'POST', json: { name: 'logged', scopes: ['read:deals', 'write:deals'], ...json }, cookie: who.cookie });
@@ -253,6 +254,35 @@ describe('the request log over days: the summary windows and retention', () => {
     expect(left.data.map((e) => e.status)).to.deep.equal([200, 400]);
     const after = (await (await internal(app, `/keys/${keyId}/requests/summary`, { cookie })).json()) as { last_7_days: Window };
     expect(after.last_7_days.by).to.deep.equal([{ status: 400, error_code: 'invalid_parameter', count: 1 }]);
+  });
+});
+
+describe('the request log, written and swept in bulk (admin/request-log.ts)', () => {
+  let app: TestApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.close());
+
+  it('writes thousands of entries in one flush, and sweeps a key past the window in batches, ties at the edge included', async () => {
+    const { keyId } = await app.workspaceWithKey({ scopes: ['read:deals'] });
+    const other = await app.workspaceWithKey({ scopes: ['read:deals'] });
+    const log = new RequestLog(app.deps.db, app.deps.log);
+    const now = Date.UTC(2026, 10, 20, 12);
+    const entry = (key: string, at: number, status = 200) => ({ keyId: key, at, method: 'GET', route: '/v1/deals', path: '/v1/deals', status, errorCode: status >= 400 ? 'not_found' : null, durationUs: 1500, requestId: 'bulk', ip: '127.0.0.1' });
+    // 2,500 entries past the window, 10 of them in the very millisecond of the 1,000th; 7 within it; and another key's 1,200 past it.
+    for (let i = 0; i < 2500; i += 1) log.record(entry(keyId, now - 40 * DAY + (i < 1010 && i >= 990 ? 995 : i), i % 10 === 0 ? 404 : 200));
+    for (let i = 0; i < 7; i += 1) log.record(entry(keyId, now - i * HOUR));
+    for (let i = 0; i < 1200; i += 1) log.record(entry(other.keyId, now - 31 * DAY + i));
+    await log.stop();
+    const count = async (key: string) => Number(((await app.deps.db('key_requests').where({ key_id: key }).count({ n: '*' })) as Array<{ n: number | string }>)[0]!.n);
+    expect(await count(keyId)).to.equal(2507);
+    const errors = (await app.deps.db('key_request_errors').where({ key_id: keyId }).sum({ n: 'requests' })) as Array<{ n: number | string }>;
+    expect(Number(errors[0]!.n)).to.equal(250);
+    expect(await sweepRequestLog(app.deps.db, now, 30 * DAY)).to.be.at.least(3700);
+    expect(await count(keyId)).to.equal(7);
+    expect(await count(other.keyId)).to.equal(0);
+    expect(await app.deps.db('key_request_errors').where({ key_id: keyId })).to.have.length(0);
   });
 });
 
