@@ -58,7 +58,7 @@ app.use(async (ctx) => {
   }
   const body = ctx.request.body as Record<string, unknown>;
   const now = Date.now();
-  const row = { id: newId('deal_'), workspace_id: workspaceId, title: body.title, amount: body.amount ?? null, currency: body.currency ?? null, stage: body.stage ?? 'lead', client_id: null, expected_close_date: null, created_at: now, updated_at: now };
+  const row = { id: newId('deal_'), workspace_id: workspaceId, title: body.title, amount: body.amount ?? null, currency: body.currency ?? null, stage: body.stage ?? 'lead', client_id: null, expected_close_date: null, created_at: now, updated_at: now, version: 1 };
   const object = { ...row, workspace_id: undefined, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString() };
   const eventId = newId('evt_');
   const event = { id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now };

@@ -11,6 +11,7 @@ import { createBatch, MAX_BATCH } from '../kernel/batch.js';
 import type { Handle, Route } from '../kernel/route.js';
 import type { Handler } from '../kernel/define.js';
 import { updateObject } from '../kernel/update.js';
+import { etagOf, expectedVersion, IF_MATCH } from '../kernel/versions.js';
 import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
@@ -34,6 +35,14 @@ const IDEMPOTENCY_PARAMETER = {
   schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source },
 };
 
+const IF_MATCH_PARAMETER = {
+  name: IF_MATCH,
+  in: 'header',
+  required: false,
+  description: 'The ETag of the version this change is meant for (`"3"`, from a GET or the last change): if the object has moved on since, nothing is changed and the answer is 412 version_mismatch with its current version. `*` admits any version.',
+  schema: { type: 'string', examples: ['"3"'] },
+};
+
 /** The generated handler, or the plugin's own given the generated one as `next`. */
 function extend(own: Handler | undefined, generated: Handle): Handle {
   return own ? (input) => own(input, generated) : generated;
@@ -48,7 +57,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
   const item = `${def.path}/{id}`;
   const pathParams = { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } };
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
-  const readOnly = ['id', 'created_at', 'updated_at', ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
+  const readOnly = ['id', 'created_at', 'updated_at', 'version', ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
   const own = def.handlers ?? {};
   return [
     {
@@ -120,14 +129,14 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       access: def.scopes.read,
       pathParams,
       ...(resource.getQuerySchema ? { query: resource.getQuerySchema } : {}),
-      success: { status: 200, description: `The ${def.name}.`, schema: ref(name) },
+      success: { status: 200, description: `The ${def.name}, its version as the ETag.`, schema: ref(name), headers: { ETag: header('ETag') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
       handle: extend(own.get, async (input) => {
         const store = input.deps.stores.of(resource);
         const { workspace, scopes } = caller(input);
         const expansions = expansionsOf(store, input.query.expand, scopes);
         const object = await getObject(store, workspace.id, String(input.params.id));
-        return { body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
+        return { headers: { ETag: etagOf(object.version) }, body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
       }),
     },
     {
@@ -135,28 +144,34 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       path: item,
       operationId: `update${name}`,
       summary: `Update ${a(def.name)}`,
-      description: `Changes the fields sent (a field sent as null is cleared) and emits \`${def.name}.updated\` with the changed fields' old values in \`data.previous\`. A PATCH that changes nothing emits nothing.${machineText(resource)}`,
+      description: `Changes the fields sent (a field sent as null is cleared), adds one to \`version\` and emits \`${def.name}.updated\` with the changed fields' old values in \`data.previous\`. A PATCH that changes nothing emits nothing and keeps the version. With If-Match, only the version named is changed (412 version_mismatch otherwise).${machineText(resource)}`,
       tag,
       access: def.scopes.write,
       pathParams,
+      headerParams: [IF_MATCH_PARAMETER],
       body: { schema: resource.updateBodySchema, ref: ref(`${name}Update`), types: JSON_TYPES, readOnly, required: def.required },
-      success: { status: 200, description: `The ${def.name} after the change.`, schema: ref(name) },
-      errors: ['invalid_parameter', 'insufficient_scope', 'not_found', ...machine],
-      handle: extend(own.update, async (input) => ({ body: await updateObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), input.body) })),
+      success: { status: 200, description: `The ${def.name} after the change, its version as the ETag.`, schema: ref(name), headers: { ETag: header('ETag') } },
+      errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'version_mismatch', ...machine],
+      handle: extend(own.update, async (input) => {
+        const expected = expectedVersion(headerOf(input, IF_MATCH));
+        const object = await updateObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), input.body, expected);
+        return { headers: { ETag: etagOf(object.version) }, body: object };
+      }),
     },
     {
       method: 'delete',
       path: item,
       operationId: `delete${name}`,
       summary: `Delete ${a(def.name)}`,
-      description: `Deletes the ${def.name} and emits \`${def.name}.deleted\`.`,
+      description: `Deletes the ${def.name} and emits \`${def.name}.deleted\` (its object at the version it last had). With If-Match, only the version named is deleted (412 version_mismatch otherwise).`,
       tag,
       access: def.scopes.write,
       pathParams,
+      headerParams: [IF_MATCH_PARAMETER],
       success: { status: 204, description: 'Deleted.' },
-      errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
+      errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'version_mismatch'],
       handle: extend(own.delete, async (input) => {
-        await deleteObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id));
+        await deleteObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), expectedVersion(headerOf(input, IF_MATCH)));
         return { status: 204 };
       }),
     },

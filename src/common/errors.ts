@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   idempotency_conflict: { status: 409, when: 'the Idempotency-Key was used with another body or endpoint in the last 24 h' },
   key_not_live: { status: 409, when: 'the key is revoked, expired or already rolled: it cannot be rolled' },
   subscription_disabled: { status: 409, when: 'the webhook subscription is disabled; enable it first' },
+  version_mismatch: { status: 412, when: 'If-Match names a version the object has moved on from; `current_version` (and the ETag header) give its version now' },
   request_timeout: { status: 408, when: 'the headers or the whole request did not arrive within the server\'s time limit (answered before any other check; the connection is closed)' },
   payload_too_large: { status: 413, when: `the body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB (decoded)` },
   unsupported_media_type: { status: 415, when: 'the body is not application/json, or its charset or Content-Encoding is not one the service reads' },
@@ -59,6 +60,8 @@ export interface ApiErrorExtras {
   errors?: ErrorItem[];
   /** Response headers that belong to this error (Retry-After, WWW-Authenticate, Allow). */
   headers?: Record<string, string>;
+  /** Members of the problem beyond RFC 9457's (`current_version` of a version_mismatch). */
+  fields?: { current_version?: number };
 }
 
 export class ApiError extends Error {
@@ -85,6 +88,7 @@ export interface Problem {
   detail: string;
   request_id: string;
   errors?: ErrorItem[];
+  current_version?: number;
 }
 
 export function toProblem(error: ApiError, requestId: string): Problem {
@@ -97,6 +101,7 @@ export function toProblem(error: ApiError, requestId: string): Problem {
     request_id: requestId,
   };
   if (error.extras.errors) problem.errors = error.extras.errors;
+  if (error.extras.fields) Object.assign(problem, error.extras.fields);
   return problem;
 }
 

@@ -3,7 +3,7 @@ import { isMysql } from './dialect.js';
 
 /**
  * Creates a resource table with what the kernel needs: id, workspace_id, created_at and
- * updated_at (epoch milliseconds), one keyset index per sort, and one per filter (so a filtered
+ * updated_at (epoch milliseconds), version (API.md section 16), one keyset index per sort, and one per filter (so a filtered
  * list walks an index too). `columns` adds the plugin's own fields.
  */
 export async function createResourceTable(
@@ -18,6 +18,7 @@ export async function createResourceTable(
     columns(t);
     t.bigInteger('created_at').notNullable();
     t.bigInteger('updated_at').notNullable();
+    t.integer('version').notNullable().defaultTo(1);
     t.index(['workspace_id', 'created_at', 'id'], keysetIndex(table, 'created_at'));
     t.index(['workspace_id', 'updated_at', 'id'], keysetIndex(table, 'updated_at'));
     for (const filter of options.filters ?? []) t.index(['workspace_id', filter, 'created_at', 'id'], `${table}_ws_${filter}`);

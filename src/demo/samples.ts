@@ -58,6 +58,7 @@ export function sampleRow(resource: CompiledResource, workspaceId: string, i: nu
   }
   row.created_at = at;
   row.updated_at = at;
+  row.version = 1;
   return row;
 }
 

@@ -22,6 +22,7 @@ export function newRow(store: ResourceStore, workspaceId: string, body: Row, now
   if (def.state) Object.assign(row, stampsFor(resource, undefined, row[def.state.field] ?? initialState(resource), now));
   row.created_at = now;
   row.updated_at = now;
+  row.version = 1;
   return row;
 }
 

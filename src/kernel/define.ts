@@ -155,7 +155,7 @@ function check(condition: unknown, message: string): asserts condition {
 
 const NAME = /^[a-z][a-z0-9_]*$/;
 const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
-const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at'];
+const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at', 'version'];
 const HANDLERS = ['list', 'get', 'create', 'update', 'delete'];
 
 function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {

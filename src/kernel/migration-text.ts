@@ -1,5 +1,5 @@
 import type { Column } from '../db/tables.js';
-import { fieldColumns, KERNEL_TIMES, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
+import { fieldColumns, KERNEL_TIMES, KERNEL_VERSION, VERSION_DEFAULT, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
 
 /**
  * The text of the knex migration `npm run migrate:make` writes for table plans: plain knex
@@ -23,6 +23,7 @@ const indexCall = (index: IndexSpec) => `t.index([${index.columns.map(q).join(',
 
 /** What a field's column holds for rows written before it existed: its default as stored, if it has one. */
 function storedDefault(plan: TablePlan, name: string): unknown {
+  if (name === KERNEL_VERSION.name) return VERSION_DEFAULT;
   const kind = plan.resource.kinds[name];
   const declared = plan.resource.def.fields[name]?.default;
   return kind && declared !== undefined ? kind.encode(declared) : undefined;
@@ -37,6 +38,7 @@ function createTable(plan: TablePlan): string[] {
   ];
   for (const { name, column } of fieldColumns(plan.resource)) lines.push(`    ${columnCall(name, column, undefined)};`);
   for (const { name, column } of KERNEL_TIMES) lines.push(`    ${columnCall(name, column, undefined)};`);
+  lines.push(`    ${columnCall(KERNEL_VERSION.name, KERNEL_VERSION.column, VERSION_DEFAULT)};`);
   for (const index of plan.indexes) lines.push(`    ${indexCall(index)};`);
   lines.push('  });');
   return lines;

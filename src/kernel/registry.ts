@@ -186,7 +186,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         getQuerySchema: getQuery,
         createBodySchema: createBody,
         updateBodySchema: updateBody,
-        columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at']),
+        columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at', 'version']),
         kinds,
         filters: Object.freeze(filters),
         searchable: Object.freeze(searchable),

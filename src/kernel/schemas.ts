@@ -13,12 +13,13 @@ export function objectSchema(resource: Resource): JsonSchema {
     type: 'object',
     description: resource.description,
     additionalProperties: false,
-    required: ['id', ...fields, 'created_at', 'updated_at'],
+    required: ['id', ...fields, 'created_at', 'updated_at', 'version'],
     properties: {
       id: { type: 'string', pattern: `^${resource.idPrefix}[0-9a-z]+$`, readOnly: true },
       ...resource.fields,
       created_at: timestamp('When the object was created (RFC 3339, UTC, milliseconds).'),
       updated_at: timestamp('When the object last changed (RFC 3339, UTC, milliseconds).'),
+      version: { type: 'integer', minimum: 1, readOnly: true, description: 'The object\'s version: 1 when created, one more with each change. GET answers it as the ETag; send it as If-Match to PATCH or DELETE only the version you read. Events carry it too, so a receiver can drop one older than what it has.' },
     },
   };
 }

@@ -96,7 +96,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
       if (!statement) inserts.set(count, (statement = prepare(db(table).insert(Array.from({ length: count }, () => named([id as string, 'workspace_id', ...rest]))))));
       return statement;
     },
-    update: prepare(byId(db(table).update(named([...Object.keys(fields), 'updated_at'])))),
+    update: prepare(byId(db(table).update(named([...Object.keys(fields), 'updated_at', 'version'])))),
     remove: prepare(byId(db(table).delete())),
   };
 }

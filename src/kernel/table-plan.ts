@@ -39,6 +39,9 @@ export const KERNEL_TIMES: readonly NamedColumn[] = [
   { name: 'created_at', column: { type: 'bigInteger', nullable: false } },
   { name: 'updated_at', column: { type: 'bigInteger', nullable: false } },
 ];
+/** The object's version (API.md section 16), after the times; rows stored before it had one are at version 1. */
+export const KERNEL_VERSION: NamedColumn = { name: 'version', column: { type: 'integer', nullable: false } };
+export const VERSION_DEFAULT = 1;
 
 /** The plugin's own columns, in the order of its fields. */
 export function fieldColumns(resource: CompiledResource): NamedColumn[] {
@@ -91,7 +94,7 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
   const exists = Object.keys(have).length > 0;
   const indexes = exists ? await indexNames(db, table) : new Set<string>();
   const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [] };
-  for (const { name, column } of [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES]) {
+  for (const { name, column } of [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION]) {
     const info = have[name];
     if (!info) plan.columns.push({ name, column });
     else if (!fits(info, column)) plan.mismatches.push({ name, have: describe(info), want: wanted(column) });

@@ -7,6 +7,7 @@ import { runBeforeWrite, runValidate } from './hooks.js';
 import { pickFields } from './rows.js';
 import type { ResourceStore } from './store.js';
 import { checkTransition, stampsFor } from './state.js';
+import { checkVersion, type Expected } from './versions.js';
 
 /** The values that differ from the object's, as stored. */
 function changedValues(store: ResourceStore, before: Row, values: Row): Row {
@@ -50,6 +51,7 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   await checkReferences(store, tx, workspaceId, changes);
   if (def.state) Object.assign(changes, stampsFor(resource, row[def.state.field], changes[def.state.field], now));
   changes.updated_at = now;
+  changes.version = Number(row.version) + 1;
   const stored = { ...row, ...changes };
   // Every field is written (those unchanged with the value just read, locked): one statement per resource.
   await store.update(tx, workspaceId, stored, row);
@@ -58,13 +60,14 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   return { row: stored, before, after, wrote: true };
 }
 
-/** Changes an object: the object after the change. */
-export async function updateObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, id: string, body: Row): Promise<Row> {
+/** Changes an object (if it is at a version `expected` admits: kernel/versions.ts): the object after the change. */
+export async function updateObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, id: string, body: Row, expected?: Expected): Promise<Row> {
   const { db, clock, notifier } = deps;
   const now = clock.now();
   let wrote = false;
   const object = await writeTransaction(db, async (tx) => {
     const row = await findForUpdate(store, tx, workspaceId, id);
+    checkVersion(expected, row.version);
     const applied = await applyUpdate(store, tx, workspaceId, row, body, now);
     wrote = applied.wrote;
     return applied.after;

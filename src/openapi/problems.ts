@@ -14,6 +14,7 @@ export const HEADERS: Record<string, JsonSchema> = {
   'WWW-Authenticate': { required: true, description: 'The Bearer challenge (RFC 6750): realm="workspace", and error="invalid_token" for a bad or expired token (an expired one with error_description saying when it expired).', schema: { type: 'string' } },
   'WWW-Authenticate-Scope': { description: 'On insufficient_scope: Bearer error="insufficient_scope", scope="<the scope needed>".', schema: { type: 'string' } },
   Location: { required: true, description: 'Where the new object lives.', schema: { type: 'string' } },
+  ETag: { required: true, description: 'The object\'s version as an entity tag (`"3"`): send it back as If-Match to change the object only if nobody else has since.', schema: { type: 'string', pattern: '^"[1-9][0-9]*"$' } },
   'Idempotent-Replayed': { description: '"true" when this is the first answer to the same Idempotency-Key, replayed.', schema: { type: 'string', enum: ['true'] } },
 };
 
@@ -49,6 +50,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
         properties: { pointer: { type: 'string' }, parameter: { type: 'string' }, message: { type: 'string' } },
       },
     },
+    current_version: { type: 'integer', minimum: 1, description: "On version_mismatch: the object's version now." },
   },
 };
 
@@ -62,6 +64,7 @@ function errorHeaders(status: number, codes: readonly ErrorCode[], authenticated
   if (status === 401 && codes.some((c) => c === 'missing_token' || c === 'invalid_token')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate') };
   if (status === 403 && codes.includes('insufficient_scope')) return { ...base, 'WWW-Authenticate': header('WWW-Authenticate-Scope') };
   if (status === 429 || status === 503) return { ...base, 'Retry-After': header('Retry-After') };
+  if (status === 412) return { ...base, ETag: header('ETag') };
   return base;
 }
 

@@ -9,6 +9,8 @@ export interface ProblemBody {
   detail: string;
   request_id: string;
   errors?: Array<{ pointer?: string; parameter?: string; message: string }>;
+  /** On version_mismatch: the object's version now. */
+  current_version?: number;
 }
 
 /** Asserts an RFC 9457 answer with this status and code, and returns its body. */

@@ -164,7 +164,7 @@ describe("a plugin's keyset index is checked at start-up too", () => {
     const res = await startWith(
       'indexes',
       plugin(''),
-      `export async function up(knex) { await knex.schema.createTable('notes', (t) => { t.string('id', 64).primary(); t.string('workspace_id', 64); t.text('body'); t.bigInteger('created_at'); t.bigInteger('updated_at'); }); }
+      `export async function up(knex) { await knex.schema.createTable('notes', (t) => { t.string('id', 64).primary(); t.string('workspace_id', 64); t.text('body'); t.bigInteger('created_at'); t.bigInteger('updated_at'); t.integer('version'); }); }
 export async function down(knex) { await knex.schema.dropTable('notes'); }`,
     );
     expect(res.code, res.stdout).to.equal(1);

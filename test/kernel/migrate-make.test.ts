@@ -58,7 +58,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     expect(more).to.deep.equal([]);
     expect(file).to.match(/^\d{14}_tasks\.ts$/);
     expect(res.stdout).to.contain(`wrote ${path.relative(ROOT_DIR, path.join(migrations, file!))}`);
-    expect(res.stdout).to.contain('create table tasks (10 columns, 4 indexes)');
+    expect(res.stdout).to.contain('create table tasks (11 columns, 4 indexes)');
     const text = fs.readFileSync(path.join(migrations, file!), 'utf8');
     expect(text).to.contain("t.bigInteger('due_at').nullable();");
     expect(text).to.contain("t.boolean('done').notNullable();");

@@ -81,7 +81,7 @@ describe('generated write routes', () => {
         const patched = await app.request(`${c.path}/${object.id}`, { token, method: 'PATCH', json: c.patch });
         expect(patched.status).to.equal(200);
         const after = (await patched.json()) as Obj;
-        expect(after).to.deep.equal({ ...object, ...c.patch, updated_at: new Date(clock.now()).toISOString() });
+        expect(after).to.deep.equal({ ...object, ...c.patch, updated_at: new Date(clock.now()).toISOString(), version: 2 });
         expect(await (await app.request(`${c.path}/${object.id}`, { token })).json()).to.deep.equal(after);
 
         // Another workspace's key, even one holding every scope, finds nothing; a key of this
@@ -295,7 +295,7 @@ describe('generated write routes', () => {
       const lead = await create('/v1/leads', { name: 'Ada', email: 'ada@example.com', company: 'Engines', score: 10 });
       clock.advance(1000);
       const res = await app.request(`/v1/leads/${lead.id}`, { token, method: 'PATCH', json: { company: null } });
-      expect(await res.json()).to.deep.equal({ ...lead, company: null, updated_at: new Date(clock.now()).toISOString() });
+      expect(await res.json()).to.deep.equal({ ...lead, company: null, updated_at: new Date(clock.now()).toISOString(), version: Number(lead.version) + 1 });
     });
 
     it('writes nothing and keeps updated_at for a body that changes nothing', async () => {

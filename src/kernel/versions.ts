@@ -1,0 +1,47 @@
+import { ApiError } from '../common/errors.js';
+
+/**
+ * Optimistic concurrency (API.md section 16): every object carries `version` (1 on create, +1
+ * per update, in the write's transaction); GET answers it as `ETag: "<version>"`, and PATCH and
+ * DELETE take `If-Match` with that tag. The check runs after the row is locked, so of two
+ * writes sent with the same version exactly one wins.
+ */
+
+export const IF_MATCH = 'If-Match';
+
+/** The entity tag of a version, as ETag writes it. */
+export const etagOf = (version: unknown) => `"${String(version)}"`;
+
+/** What an If-Match header admits: any version (`*`), or these (strong tags compared strongly: a weak tag matches none). */
+export type Expected = { any: true } | { any: false; versions: ReadonlySet<number> };
+
+const TAG = /^(W\/)?"([^"]*)"$|^(\d+)$/;
+
+/**
+ * The If-Match header, read: undefined when absent. Tags are `"3"` (quotes optional: `3`), a
+ * list of them, or `*`; anything else is 400 invalid_parameter naming the header.
+ */
+export function expectedVersion(header: string): Expected | undefined {
+  const value = header.trim();
+  if (value === '') return undefined;
+  if (value === '*') return { any: true };
+  const versions = new Set<number>();
+  for (const part of value.split(',')) {
+    const tag = TAG.exec(part.trim());
+    if (!tag) {
+      throw new ApiError('invalid_parameter', `${IF_MATCH} must be the ETag of the object ("3"), a list of them, or *.`, { errors: [{ parameter: IF_MATCH, message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }] });
+    }
+    const digits = tag[3] ?? (tag[1] ? undefined : tag[2]);
+    if (digits !== undefined && /^[1-9]\d{0,14}$/.test(digits)) versions.add(Number(digits));
+  }
+  return { any: false, versions };
+}
+
+/** 412 version_mismatch unless the object's version is one If-Match admits. */
+export function checkVersion(expected: Expected | undefined, current: unknown): void {
+  if (!expected || expected.any || expected.versions.has(Number(current))) return;
+  throw new ApiError('version_mismatch', `The object is at version ${String(current)}, not the one If-Match names: read it again, then retry with If-Match: ${etagOf(current)}.`, {
+    headers: { ETag: etagOf(current) },
+    fields: { current_version: Number(current) },
+  });
+}
