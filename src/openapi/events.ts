@@ -67,6 +67,35 @@ function envelope(type: string, object: JsonSchema, previous: JsonSchema): JsonS
   };
 }
 
+/**
+ * The thin form of an event (a subscription with `payload: "thin"`): `data.object` cut to its
+ * id, and its version for an object of a resource (webhooks/payloads.ts).
+ */
+function thin(type: string, versioned: boolean): JsonSchema {
+  const object: JsonSchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: versioned ? ['id', 'version'] : ['id'],
+    properties: { id: { type: 'string' }, ...(versioned ? { version: { type: 'integer', minimum: 1 } } : {}) },
+    description: versioned ? 'The object\'s id and version: fetch it for the rest (or drop the event if you already have a later version).' : 'The subscription\'s id.',
+  };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    description: 'The thin payload, for a subscription with payload: "thin".',
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', pattern: '^evt_[0-9a-z]+$' },
+      type: { type: 'string', const: type },
+      created_at: { type: 'string', format: 'date-time' },
+      data: { type: 'object', additionalProperties: false, required: ['object'], properties: { object } },
+    },
+  };
+}
+
+/** A delivery's body: the event whole (payload "full", the default) or thin. */
+const eitherPayload = (full: JsonSchema, type: string, versioned: boolean): JsonSchema => ({ oneOf: [full, thin(type, versioned)] });
+
 /** Per resource: `<Name>Changes`, the old values of the fields a write changed. */
 export function eventSchemas(registry: Registry): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {};
@@ -115,13 +144,13 @@ export function webhooks(registry: Registry, facts: DeliveryFacts): Record<strin
     const [name = ''] = event.name.split('.');
     const resource = pascal(name);
     const object = event.name.endsWith('.deleted') ? `the ${name} as it was before the delete.` : `the ${name} after the change.`;
-    result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values.`, envelope(event.name, ref(resource), ref(`${resource}Changes`)), answers);
+    result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: ${object} \`data.previous\`: the changed fields' old values. To a subscription with \`payload: "thin"\`, \`data\` is only \`{ "object": { "id", "version" } }\`.`, eitherPayload(envelope(event.name, ref(resource), ref(`${resource}Changes`)), event.name, true), answers);
   }
   result['webhook.test'] = delivery(
     'webhook.test',
     'A test event',
     'Sent by POST /v1/webhooks/{id}/test to that subscription only; `data.object` is the subscription.',
-    envelope('webhook.test', ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }),
+    eitherPayload(envelope('webhook.test', ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }), 'webhook.test', false),
     answers,
   );
   return result;

@@ -14,6 +14,7 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   description: { type: ['string', 'null'] },
   enabled: { type: 'boolean' },
   max_deliveries_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'The most deliveries a second this subscription gets (all workers together); null: no limit.' },
+  payload: { type: 'string', enum: ['full', 'thin'], description: 'What each delivery carries: `full`, the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`.' },
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),

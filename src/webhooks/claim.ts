@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { claimRows, transaction } from '../db/dialect.js';
 import type { DeliveryRow } from './deliveries.js';
+import type { Payload } from './payloads.js';
 
 /** A claimed delivery with what sending it needs. */
 export interface Job {
@@ -15,6 +16,8 @@ export interface Job {
   deleted: boolean;
   /** The subscription's max_deliveries_per_second; null when it has none. */
   maxPerSecond: number | null;
+  /** What the subscription's deliveries carry (webhooks/payloads.ts). */
+  payloadKind: Payload;
 }
 
 /**
@@ -36,10 +39,10 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second')
+    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload')
     .whereIn('d.id', ids)
-    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null }>;
-  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, ...delivery }) => ({
+    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string }>;
+  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, ...delivery }) => ({
     delivery: delivery as DeliveryRow,
     payload,
     url,
@@ -49,6 +52,7 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     enabled: asBoolean(sub_enabled) === true,
     deleted: sub_deleted_at !== null,
     maxPerSecond: asNullableNumber(sub_max_per_second),
+    payloadKind: sub_payload === 'thin' ? 'thin' : 'full',
   }));
 }
 

@@ -1,10 +1,13 @@
+import { PAYLOADS } from './payloads.js';
+
 /** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
 const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries are POSTed: https, public address.' };
 const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Event names, "*", or "<resource>.*".' };
 const description = { type: ['string', 'null'], maxLength: 500 };
 const max_deliveries_per_second = { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many deliveries a second to this subscription, from all workers together (1-1000; null: no limit). The rest wait, never dropped.' };
-export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second } };
-export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, enabled: { type: 'boolean' } } };
+const payload = { type: 'string', enum: [...PAYLOADS], description: 'What each delivery carries: `full` (default), the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`, for a consumer that fetches the object itself.' };
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload } };
+export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, enabled: { type: 'boolean' } } };
 /** What recovery takes: the window, by when the events and deliveries were made. */
 export const RECOVER_SCHEMA = {
   type: 'object',

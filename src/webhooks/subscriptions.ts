@@ -1,3 +1,4 @@
+import type { Payload } from './payloads.js';
 import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { findPlan } from '../auth/keys.js';
@@ -45,6 +46,7 @@ export interface SubscriptionRow {
   description: string | null;
   enabled: boolean | number;
   max_deliveries_per_second: number | null;
+  payload: string;
   disabled_reason: string | null;
   secret: string;
   previous_secret: string | null;
@@ -64,6 +66,7 @@ export function toSubscription(row: SubscriptionRow) {
     description: row.description,
     enabled: asBoolean(row.enabled) === true,
     max_deliveries_per_second: asNullableNumber(row.max_deliveries_per_second),
+    payload: row.payload as Payload,
     disabled_reason: row.disabled_reason,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -101,6 +104,7 @@ export interface NewSubscription {
   events: string[];
   description?: string | null;
   max_deliveries_per_second?: number | null;
+  payload?: Payload;
 }
 
 /**
@@ -133,6 +137,7 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       description: input.description ?? null,
       enabled: true,
       max_deliveries_per_second: input.max_deliveries_per_second ?? null,
+      payload: input.payload ?? 'full',
       disabled_reason: null,
       secret: keyring.seal(secret, id),
       previous_secret: null,
@@ -162,6 +167,7 @@ export interface SubscriptionChanges {
   events?: string[];
   description?: string | null;
   max_deliveries_per_second?: number | null;
+  payload?: Payload;
   enabled?: boolean;
 }
 
@@ -177,6 +183,7 @@ export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, cha
     if (changes.events !== undefined) update.events = JSON.stringify(changes.events);
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.max_deliveries_per_second !== undefined) update.max_deliveries_per_second = changes.max_deliveries_per_second;
+    if (changes.payload !== undefined) update.payload = changes.payload;
     if (changes.enabled !== undefined) {
       update.enabled = changes.enabled;
       // disabled_reason says why the service turned it off; it is null when the client did.

@@ -1,3 +1,4 @@
+import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { claimDue, nextDue, type Job } from './claim.js';
@@ -114,7 +115,7 @@ class DeliveryWorker implements Worker {
       log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the signing secret');
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the signing secret cannot be opened with SECRET_KEYS' });
     }
-    return this.sender.send({ url: job.url, eventId: job.delivery.event_id, body: job.payload, secrets });
+    return this.sender.send({ url: job.url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets });
   }
 
   private deliver(job: Job): void {

@@ -128,11 +128,15 @@ describe('the OpenAPI document', () => {
     for (const name of names) {
       const post = doc.webhooks[name].post;
       expect((post.parameters as Json[]).map((p) => p.name)).to.deep.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Service-Signature']);
-      const payload = post.requestBody.content['application/json'].schema;
+      // The event whole (payload "full"), or thin (payload "thin"): the object's id and version.
+      const [payload, thin] = post.requestBody.content['application/json'].schema.oneOf;
       expect(payload.properties.type).to.deep.equal({ type: 'string', const: name });
       const resource = pascal(name.split('.')[0] ?? '');
       expect(payload.properties.data.properties.object).to.deep.equal({ $ref: `#/components/schemas/${resource}` });
       expect(payload.properties.data.properties.previous).to.deep.equal({ $ref: `#/components/schemas/${resource}Changes` });
+      expect(thin.properties.type).to.deep.equal({ type: 'string', const: name });
+      expect(thin.properties.data.required).to.deep.equal(['object']);
+      expect(thin.properties.data.properties.object.required).to.deep.equal(['id', 'version']);
     }
   });
 

@@ -115,7 +115,7 @@ function EventPicker({ events, chosen, onChange }: { events: EventType[]; chosen
   );
 }
 
-type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null };
+type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload'] };
 
 function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookBody) => void; busy: boolean }) {
   const catalog = useLoad(() => must(api.GET('/events')), []);
@@ -123,11 +123,12 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
   const [description, setDescription] = useState(initial?.description ?? '');
   const [events, setEvents] = useState<Set<string>>(new Set(initial?.events ?? []));
   const [perSecond, setPerSecond] = useState(initial?.max_deliveries_per_second == null ? '' : String(initial.max_deliveries_per_second));
+  const [payload, setPayload] = useState<Webhook['payload']>(initial?.payload ?? 'full');
   return (
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond) });
+        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond), payload });
       }}
     >
       <label>
@@ -141,6 +142,13 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
       <label>
         Max deliveries per second (optional, 1-1000; empty: no limit)
         <input type="number" min={1} max={1000} step={1} value={perSecond} onInput={(e) => setPerSecond(e.currentTarget.value)} />
+      </label>
+      <label>
+        Payload
+        <select value={payload} onChange={(e) => setPayload(e.currentTarget.value as Webhook['payload'])}>
+          <option value="full">Full: the object whole, and the old values of what changed</option>
+          <option value="thin">Thin: the object's id and version only (the receiver fetches it)</option>
+        </select>
       </label>
       <ProblemView problem={catalog.problem} />
       {catalog.data && <EventPicker events={catalog.data.data} chosen={events} onChange={setEvents} />}
@@ -319,6 +327,8 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{hook.enabled ? 'Yes' : `No${hook.disabled_reason ? ` (disabled: ${hook.disabled_reason})` : ''}`}</dd>
             <dt>Throughput</dt>
             <dd>{hook.max_deliveries_per_second === null ? 'No limit' : `At most ${hook.max_deliveries_per_second} deliveries a second`}</dd>
+            <dt>Payload</dt>
+            <dd>{hook.payload === 'thin' ? 'Thin: the object\'s id and version' : 'Full: the object whole'}</dd>
             <dt>Created</dt>
             <dd><When at={hook.created_at} /></dd>
           </dl>
