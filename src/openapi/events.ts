@@ -4,7 +4,7 @@ import type { Registry } from '../kernel/registry.js';
 import { ref } from './operation.js';
 import { pageSchema, pascal } from './resources.js';
 
-const SIGNATURE = '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$';
+const SIGNATURE = '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$';
 
 /** The headers of every delivery (Standard Webhooks), as parameters of each webhook operation. */
 export const DELIVERY_HEADERS: JsonSchema[] = [
@@ -15,7 +15,7 @@ export const DELIVERY_HEADERS: JsonSchema[] = [
     in: 'header',
     required: true,
     description:
-      '`v1,<base64 HMAC-SHA256>` of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the base64-decoded part of the secret after `whsec_`. During a rotation, one signature per secret, space-separated: accept the delivery if any matches.',
+      'Signatures of `<webhook-id>.<webhook-timestamp>.<raw body>`: `v1,<base64 HMAC-SHA256>` keyed with the base64-decoded part of the secret after `whsec_` (a subscription with signature `hmac`), or `v1a,<base64 Ed25519 signature>` verified with the subscription\'s `public_key`, the base64-decoded part after `whpk_` (signature `ed25519`). During a rotation, one signature per key, space-separated: accept the delivery if any verifies.',
     schema: { type: 'string', pattern: SIGNATURE },
   },
   { name: 'X-Service-Signature', in: 'header', required: true, description: 'The same value as webhook-signature.', schema: { type: 'string', pattern: SIGNATURE } },

@@ -15,6 +15,8 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   enabled: { type: 'boolean' },
   max_deliveries_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'The most deliveries a second this subscription gets (all workers together); null: no limit.' },
   payload: { type: 'string', enum: ['full', 'thin'], description: 'What each delivery carries: `full`, the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`.' },
+  signature: { type: 'string', enum: ['hmac', 'ed25519'], description: 'How deliveries are signed: `hmac` (`v1,`, with the secret) or `ed25519` (`v1a,`, verified with `public_key`).' },
+  public_key: { type: ['string', 'null'], pattern: '^whpk_[A-Za-z0-9+/=]+$', description: 'For an ed25519 subscription, the key that verifies its deliveries (Standard Webhooks `whpk_`); null for hmac.' },
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),
@@ -52,7 +54,7 @@ const attempt: JsonSchema = {
 export const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
   Webhook: obj(subscriptionProperties, 'A webhook subscription. Its secret is never shown again after creation or rotation.'),
   WebhookWithSecret: obj(
-    { ...subscriptionProperties, secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/=]+$', description: 'Signs the deliveries. Shown only in this answer: keep it.' } },
+    { ...subscriptionProperties, secret: { type: ['string', 'null'], pattern: '^whsec_[A-Za-z0-9+/=]+$', description: 'Signs the deliveries (hmac). Shown only in this answer: keep it. null for an ed25519 subscription, whose private key is never shown: verify with public_key.' } },
     'A webhook subscription with its new signing secret.',
   ),
   WebhookCreate: CREATE_SCHEMA,

@@ -1,3 +1,4 @@
+import { SIGNATURES } from './signing.js';
 import { PAYLOADS } from './payloads.js';
 
 /** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
@@ -6,7 +7,8 @@ const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, i
 const description = { type: ['string', 'null'], maxLength: 500 };
 const max_deliveries_per_second = { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many deliveries a second to this subscription, from all workers together (1-1000; null: no limit). The rest wait, never dropped.' };
 const payload = { type: 'string', enum: [...PAYLOADS], description: 'What each delivery carries: `full` (default), the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`, for a consumer that fetches the object itself.' };
-export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload } };
+const signature = { type: 'string', enum: [...SIGNATURES], description: 'How deliveries are signed (set at creation): `hmac` (default), `v1,` with the secret shown once; `ed25519`, `v1a,` verified with the subscription\'s `public_key`.' };
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload, signature } };
 export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, enabled: { type: 'boolean' } } };
 /** What recovery takes: the window, by when the events and deliveries were made. */
 export const RECOVER_SCHEMA = {

@@ -8,7 +8,7 @@ import { ApiError } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
-import { newSecret } from './signing.js';
+import { newSecret, publicKeyOf, type SignatureKind } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';
 import { recordAudit } from '../audit/log.js';
 import type { Who } from '../common/who.js';
@@ -47,6 +47,8 @@ export interface SubscriptionRow {
   enabled: boolean | number;
   max_deliveries_per_second: number | null;
   payload: string;
+  signature: string;
+  public_key: string | null;
   disabled_reason: string | null;
   secret: string;
   previous_secret: string | null;
@@ -67,6 +69,8 @@ export function toSubscription(row: SubscriptionRow) {
     enabled: asBoolean(row.enabled) === true,
     max_deliveries_per_second: asNullableNumber(row.max_deliveries_per_second),
     payload: row.payload as Payload,
+    signature: row.signature as SignatureKind,
+    public_key: row.public_key,
     disabled_reason: row.disabled_reason,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
@@ -105,6 +109,7 @@ export interface NewSubscription {
   description?: string | null;
   max_deliveries_per_second?: number | null;
   payload?: Payload;
+  signature?: SignatureKind;
 }
 
 /**
@@ -127,7 +132,8 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
     if (asNumber(made.n) >= plan.webhooks_per_month) {
       throw new ApiError('webhook_limit_reached', `The ${plan.name} plan allows ${plan.webhooks_per_month} webhook subscriptions created per calendar month (UTC), deleted ones included; this month's are used.`);
     }
-    const secret = newSecret();
+    const kind = input.signature ?? 'hmac';
+    const secret = newSecret(kind);
     const id = newId('wh_');
     const row: SubscriptionRow = {
       id,
@@ -138,6 +144,8 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       enabled: true,
       max_deliveries_per_second: input.max_deliveries_per_second ?? null,
       payload: input.payload ?? 'full',
+      signature: kind,
+      public_key: publicKeyOf(secret),
       disabled_reason: null,
       secret: keyring.seal(secret, id),
       previous_secret: null,
@@ -149,9 +157,12 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
     };
     await trx('webhook_subscriptions').insert(row);
     await recordAudit(trx, who, { workspaceId, action: 'webhook.created', target: { type: 'webhook', id: row.id }, details: { url: row.url, events: input.events } }, now);
-    return { ...toSubscription(row), secret };
+    return { ...toSubscription(row), secret: shownSecret(secret) };
   });
 }
+
+/** What creation and rotation show of a new secret: an HMAC secret once; never an Ed25519 private key (its public key is shown instead, always). */
+const shownSecret = (secret: string) => (publicKeyOf(secret) === null ? secret : null);
 
 /** A page of the workspace's subscriptions, newest first, without their secrets. */
 export function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
@@ -215,18 +226,18 @@ export async function deleteWebhook(deps: WebhookDeps, who: Who, id: string): Pr
   });
 }
 
-/** A new secret; the old one keeps signing beside it for 24 hours. */
+/** A new secret (or Ed25519 key pair); the old one keeps signing beside it for 24 hours. */
 export async function rotateWebhookSecret(deps: WebhookDeps, who: Who, id: string) {
   const { secrets: keyring } = deps;
   const workspaceId = who.workspace.id;
   const now = deps.clock.now();
   return transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
-    const secret = newSecret();
-    const update = { secret: keyring.seal(secret, row.id), previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
+    const secret = newSecret(row.signature as SignatureKind);
+    const update = { secret: keyring.seal(secret, row.id), public_key: publicKeyOf(secret), previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
     await recordAudit(trx, who, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
-    return { ...toSubscription({ ...row, ...update }), secret };
+    return { ...toSubscription({ ...row, ...update }), secret: shownSecret(secret) };
   });
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import nacl from 'tweetnacl';
 import { Webhook } from 'standardwebhooks';
 import { waitFor } from './app.js';
 import type { Contract } from './contract.js';
@@ -94,6 +95,25 @@ export async function startReceiver(respond: Receiver['respond'] = () => ({})): 
  * returns the parsed event, or throws if the signature does not verify.
  */
 export function verified(secret: string, r: Received): { id: string; type: string; created_at: string; data: { object: Record<string, unknown>; previous: Record<string, unknown> } } {
+  if (secret.startsWith('whpk_')) return verifiedEd25519(secret, r) as ReturnType<typeof verified>;
   const headers = { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
   return new Webhook(secret).verify(r.body, headers) as ReturnType<typeof verified>;
+}
+
+/**
+ * Checks an Ed25519 delivery (Standard Webhooks `v1a,`) with tweetnacl (an implementation we did
+ * not write) against a `whpk_` public key: one of the header's v1a signatures must verify
+ * `<webhook-id>.<webhook-timestamp>.<body>`, and the timestamp be within 5 minutes. Returns the
+ * parsed event, or throws.
+ */
+export function verifiedEd25519(publicKey: string, r: Received): unknown {
+  const key = Buffer.from(publicKey.slice('whpk_'.length), 'base64');
+  const id = String(r.headers['webhook-id']);
+  const timestamp = String(r.headers['webhook-timestamp']);
+  if (Math.abs(Number(timestamp) - Date.now() / 1000) > 300) throw new Error('webhook-timestamp is not within 5 minutes');
+  const content = new TextEncoder().encode(`${id}.${timestamp}.${r.body}`);
+  const signatures = String(r.headers['webhook-signature']).split(' ').filter((s) => s.startsWith('v1a,')).map((s) => Buffer.from(s.slice(4), 'base64'));
+  if (signatures.length === 0) throw new Error('no v1a signature');
+  if (!signatures.some((signature) => nacl.sign.detached.verify(content, signature, key))) throw new Error('no v1a signature verifies with the public key');
+  return JSON.parse(r.body);
 }

@@ -115,7 +115,7 @@ function EventPicker({ events, chosen, onChange }: { events: EventType[]; chosen
   );
 }
 
-type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload'] };
+type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload']; signature?: Webhook['signature'] };
 
 function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookBody) => void; busy: boolean }) {
   const catalog = useLoad(() => must(api.GET('/events')), []);
@@ -124,11 +124,12 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
   const [events, setEvents] = useState<Set<string>>(new Set(initial?.events ?? []));
   const [perSecond, setPerSecond] = useState(initial?.max_deliveries_per_second == null ? '' : String(initial.max_deliveries_per_second));
   const [payload, setPayload] = useState<Webhook['payload']>(initial?.payload ?? 'full');
+  const [signature, setSignature] = useState<Webhook['signature']>('hmac');
   return (
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond), payload });
+        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond), payload, ...(initial ? {} : { signature }) });
       }}
     >
       <label>
@@ -150,6 +151,15 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
           <option value="thin">Thin: the object's id and version only (the receiver fetches it)</option>
         </select>
       </label>
+      {!initial && (
+        <label>
+          Signature
+          <select value={signature} onChange={(e) => setSignature(e.currentTarget.value as Webhook['signature'])}>
+            <option value="hmac">HMAC-SHA256 with a shared secret (v1)</option>
+            <option value="ed25519">Ed25519, verified with a public key (v1a)</option>
+          </select>
+        </label>
+      )}
       <ProblemView problem={catalog.problem} />
       {catalog.data && <EventPicker events={catalog.data.data} chosen={events} onChange={setEvents} />}
       <button type="submit" disabled={busy}>
@@ -174,10 +184,18 @@ export function NewWebhookPage({ admin }: { admin: boolean }) {
     return (
       <>
         <h1>Webhook created</h1>
-        <p>
-          Deliveries to <code>{created.url}</code> are signed with this secret (Standard Webhooks: <code>webhook-signature</code>).
-        </p>
-        <ShownOnce label="Secret" value={created.secret} warning="Copy this secret now: it will not be shown again. Your receiver needs it to verify each delivery." />
+        {created.secret ? (
+          <>
+            <p>
+              Deliveries to <code>{created.url}</code> are signed with this secret (Standard Webhooks: <code>webhook-signature</code>).
+            </p>
+            <ShownOnce label="Secret" value={created.secret} warning="Copy this secret now: it will not be shown again. Your receiver needs it to verify each delivery." />
+          </>
+        ) : (
+          <p>
+            Deliveries to <code>{created.url}</code> are signed with Ed25519 (Standard Webhooks <code>v1a</code>). Your receiver verifies them with this public key, which the webhook's page always shows: <code>{created.public_key}</code>
+          </p>
+        )}
         <p>
           <a href={`#/webhooks/${created.id}`}>Go to the webhook</a>
         </p>
@@ -327,6 +345,8 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{hook.enabled ? 'Yes' : `No${hook.disabled_reason ? ` (disabled: ${hook.disabled_reason})` : ''}`}</dd>
             <dt>Throughput</dt>
             <dd>{hook.max_deliveries_per_second === null ? 'No limit' : `At most ${hook.max_deliveries_per_second} deliveries a second`}</dd>
+            <dt>Signature</dt>
+            <dd>{hook.signature === 'ed25519' ? <>Ed25519 (v1a); public key <code>{hook.public_key}</code></> : 'HMAC-SHA256 with the secret (v1)'}</dd>
             <dt>Payload</dt>
             <dd>{hook.payload === 'thin' ? 'Thin: the object\'s id and version' : 'Full: the object whole'}</dd>
             <dt>Created</dt>
@@ -347,7 +367,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
                   void action.run(async () => {
                     const rotated = await must(api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } }));
                     setSecret(rotated.secret);
-                    return 'The secret is rotated.';
+                    return rotated.secret ? 'The secret is rotated.' : `The signing key is rotated: verify with the new public key ${rotated.public_key ?? ''}. For 24 hours deliveries carry a signature by the old key too.`;
                   })
                 }
               >
