@@ -1,3 +1,4 @@
+import { WEBHOOKS_SCOPE } from '../kernel/registry.js';
 import { eventCatalog } from '../events/catalog.js';
 import { eventLogPage, findEvent } from '../events/log.js';
 import { matches, patternErrors } from '../events/patterns.js';
@@ -16,7 +17,7 @@ const JSON_TEXT = 'application/json; charset=utf-8';
  */
 export function eventLogRoutes(registry: Registry, retentionDays: number): Route[] {
   const catalog = eventCatalog(registry);
-  const readScope = new Map(registry.resources.map(({ def }) => [def.path.slice(1), def.scopes.read]));
+  const readScope = new Map([...registry.resources.map(({ def }) => [def.path.slice(1), def.scopes.read] as const), ['webhooks', WEBHOOKS_SCOPE] as const]);
   /** The catalog's event types this key may read. */
   const readable = (input: RouteInput) => {
     const scopes = caller(input).scopes;

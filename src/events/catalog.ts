@@ -10,7 +10,13 @@ export interface EventInfo {
 /** The event POST /webhooks/{id}/test sends: not in the catalog (no subscription matches it), always deliverable. */
 export const TEST_EVENT: EventInfo = { name: 'webhook.test', resource: 'webhooks', description: 'A test event, sent by "Send test event" to one subscription only.' };
 
-/** Every event the plugins can emit: created, updated and deleted for each, plus their own. */
+/** The service's own events about subscriptions (webhooks/operational.ts): selected like any other, read with webhooks:manage. */
+export const OPERATIONAL_EVENTS: readonly EventInfo[] = [
+  { name: 'webhook.failing', resource: 'webhooks', description: 'A webhook subscription is failing: at least half of its last 20 deliveries failed (at most once a day per subscription).' },
+  { name: 'webhook.disabled', resource: 'webhooks', description: 'The service turned a webhook subscription off: its receiver answered 410 Gone, or every attempt failed for five days.' },
+];
+
+/** Every event of the catalog: created, updated and deleted for each resource, plus its own, then the service's about subscriptions. */
 export function eventCatalog(registry: Registry): EventInfo[] {
   const events: EventInfo[] = [];
   for (const { def } of registry.resources) {
@@ -24,5 +30,6 @@ export function eventCatalog(registry: Registry): EventInfo[] {
       events.push({ name: `${def.name}.${event}`, resource, description: declared.description });
     }
   }
+  events.push(...OPERATIONAL_EVENTS);
   return events;
 }

@@ -17,6 +17,8 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   payload: { type: 'string', enum: ['full', 'thin'], description: 'What each delivery carries: `full`, the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`.' },
   signature: { type: 'string', enum: ['hmac', 'ed25519'], description: 'How deliveries are signed: `hmac` (`v1,`, with the secret) or `ed25519` (`v1a,`, verified with `public_key`).' },
   public_key: { type: ['string', 'null'], pattern: '^whpk_[A-Za-z0-9+/=]+$', description: 'For an ed25519 subscription, the key that verifies its deliveries (Standard Webhooks `whpk_`); null for hmac.' },
+  failing_since: time('When its current run of failed attempts began; null while its last attempt succeeded.', true),
+  failing_reported_at: time('When webhook.failing was last emitted about it (at least half of its last 20 deliveries failed); null if never.', true),
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),

@@ -25,7 +25,7 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
       set: { dispatched_at: -claimMark },
     });
     if (seqs.length === 0) return { events: 0, deliveries: 0 };
-    const events = (await trx('events').select('seq', 'id', 'workspace_id', 'type', 'created_at').whereIn('seq', seqs)) as Array<{ seq: number; id: string; workspace_id: string; type: string; created_at: number | string }>;
+    const events = (await trx('events').select('seq', 'id', 'workspace_id', 'type', 'object_id', 'created_at').whereIn('seq', seqs)) as Array<{ seq: number; id: string; workspace_id: string; type: string; object_id: string; created_at: number | string }>;
     const workspaces = [...new Set(events.map((e) => e.workspace_id))];
     const subscriptions = (await whereAllowsWebhooks(
       trx('webhook_subscriptions as s')
@@ -46,7 +46,8 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     const deliveries: DeliveryRow[] = [];
     for (const event of events) {
       for (const s of byWorkspace.get(event.workspace_id) ?? []) {
-        if (s.created_at <= asNumber(event.created_at) && matches(s.patterns, event.type)) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
+        // An event about a subscription (webhook.failing, webhook.disabled) goes to the others only.
+        if (s.created_at <= asNumber(event.created_at) && matches(s.patterns, event.type) && s.id !== event.object_id) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
       }
     }
     // By subscription id: the foreign key takes a shared lock on each subscription row, in the

@@ -5,6 +5,7 @@ import { transaction } from '../db/dialect.js';
 import type { Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';
+import { emitAbout, reportFailing } from './operational.js';
 
 /** Five days in which every attempt failed disable a subscription (API.md section 8). */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
@@ -76,7 +77,9 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
       streaks.set(f.job.delivery.subscription_id, list);
     }
     for (const id of [...streaks.keys()].sort(compare)) {
-      for (const outcome of streaks.get(id) ?? []) await recordStreak(trx, id, outcome, now);
+      const outcomes = streaks.get(id) ?? [];
+      for (const outcome of outcomes) await recordStreak(trx, id, outcome, now);
+      if (outcomes.some((o) => !succeeded(o))) await reportFailing(trx, id, now);
     }
     return mine
       .filter((f) => !succeeded(f.outcome))
@@ -144,6 +147,7 @@ async function recordStreak(trx: Knex.Transaction, subscriptionId: string, outco
     const { workspace_id: workspaceId } = (await subscriptions.clone().first('workspace_id')) as { workspace_id: string };
     const why = reason === 'gone' ? 'the receiver answered 410 Gone' : 'every attempt failed for five days';
     await recordAudit(trx, SYSTEM, { workspaceId, action: 'webhook.disabled', target: { type: 'webhook', id: subscriptionId }, details: { reason, why } }, now);
+    await emitAbout(trx, 'webhook.disabled', subscriptionId, now);
   }
 }
 

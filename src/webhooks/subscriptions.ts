@@ -54,6 +54,7 @@ export interface SubscriptionRow {
   previous_secret: string | null;
   previous_secret_until: number | string | null;
   failing_since: number | string | null;
+  failing_reported_at?: number | string | null;
   created_at: number | string;
   updated_at: number | string;
   deleted_at: number | string | null;
@@ -72,6 +73,8 @@ export function toSubscription(row: SubscriptionRow) {
     signature: row.signature as SignatureKind,
     public_key: row.public_key,
     disabled_reason: row.disabled_reason,
+    failing_since: iso(row.failing_since),
+    failing_reported_at: iso(row.failing_reported_at ?? null),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

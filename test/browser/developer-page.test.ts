@@ -286,6 +286,36 @@ describe('the Developer page, in Chromium', function () {
     await page.getByText('No requests answered 5xx yet.').waitFor();
   });
 
+  it("shows a banner on the page of a subscription that is failing, and of one the service turned off", async () => {
+    const { workspaceId, token } = await app.workspaceWithKey();
+    const subscribe = async (path: string) => {
+      const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}${path}`, events: ['deal.created'] } });
+      return (await res.json()) as { id: string; secret: string };
+    };
+    const failing = await subscribe('/banner-down');
+    const gone = await subscribe('/banner-gone');
+    receiver.secrets.set('/banner-down', [failing.secret]);
+    receiver.secrets.set('/banner-gone', [gone.secret]);
+    const before = receiver.respond;
+    receiver.respond = (r, n) => (r.path === '/banner-down' ? { status: 500 } : r.path === '/banner-gone' ? { status: 410 } : before(r, n));
+    // The receivers stay down to the end: a success would end the failing streak, and its banner.
+    try {
+      for (let i = 0; i < 20; i += 1) await app.request('/v1/deals', { token, method: 'POST', json: { title: `Banner ${i}` } });
+      const shown = async (id: string) => (await (await app.request(`/v1/webhooks/${id}`, { token })).json()) as { failing_reported_at: string | null; disabled_reason: string | null };
+      await waitFor(async () => (await shown(failing.id)).failing_reported_at !== null, 20_000, 'webhook.failing reported');
+      await waitFor(async () => (await shown(gone.id)).disabled_reason === 'gone', 20_000, 'the 410 subscription turned off');
+      const person = await user({ workspaceId });
+      const page = await newPage();
+      await signIn(page, person.email, person.password, `#/webhooks/${failing.id}`);
+      await page.getByRole('status').filter({ hasText: 'Failing: at least half of its last 20 deliveries failed' }).waitFor();
+      await shot(page, '15-webhook-failing');
+      await page.goto(`/admin/#/webhooks/${gone.id}`);
+      await page.getByRole('status').filter({ hasText: 'Turned off by the service: the receiver answered 410 Gone' }).waitFor();
+    } finally {
+      receiver.respond = before;
+    }
+  });
+
   it('says when sign-in is throttled, and for how long', async () => {
     const person = await user();
     const page = await newPage();

@@ -115,6 +115,25 @@ function EventPicker({ events, chosen, onChange }: { events: EventType[]; chosen
   );
 }
 
+/** What the service said about the subscription (webhook.disabled, webhook.failing), as a banner atop its page. */
+function OperationalBanner({ hook }: { hook: Webhook }) {
+  if (hook.disabled_reason) {
+    return (
+      <p class="warning banner" role="status">
+        <strong>Turned off by the service</strong>: {hook.disabled_reason === 'gone' ? 'the receiver answered 410 Gone' : 'every attempt failed for five days'}. Fix the receiver, then enable it again (Edit).
+      </p>
+    );
+  }
+  if (hook.failing_since && hook.failing_reported_at) {
+    return (
+      <p class="warning banner" role="status">
+        <strong>Failing</strong>: at least half of its last 20 deliveries failed (reported <When at={hook.failing_reported_at} />; failing since <When at={hook.failing_since} />). After five days of failures the service turns it off.
+      </p>
+    );
+  }
+  return null;
+}
+
 type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload']; signature?: Webhook['signature'] };
 
 function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookBody) => void; busy: boolean }) {
@@ -334,6 +353,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
       <Notice text={action.notice} />
       <ProblemView problem={action.problem} />
       {secret && <ShownOnce label="Secret" value={secret} warning="Copy the new secret now: it will not be shown again. For 24 hours deliveries are signed with both the old and the new secret, so your receiver can switch without losing any." />}
+      {hook && <OperationalBanner hook={hook} />}
       {hook && (
         <>
           <dl class="facts">
