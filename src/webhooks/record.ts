@@ -100,7 +100,7 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-const succeeded = (outcome: Outcome) => outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+const succeeded = (outcome: Outcome) => outcome.acknowledged === true || (outcome.status !== null && outcome.status >= 200 && outcome.status < 300);
 
 const kindOf = (outcome: Outcome) => (succeeded(outcome) ? 'ok' : outcome.status === 410 ? 'gone' : 'failed');
 

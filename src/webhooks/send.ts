@@ -16,6 +16,8 @@ export interface Outcome {
   error: string | null;
   /** The receiver's Retry-After on 429 or 503, in ms. */
   retryAfterMs?: number;
+  /** A destination that answers no HTTP status took it (a JetStream acknowledgement). */
+  acknowledged?: boolean;
 }
 
 export interface Message {

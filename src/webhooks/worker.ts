@@ -1,3 +1,4 @@
+import { createNatsSender, type NatsSender } from './nats.js';
 import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
@@ -59,6 +60,8 @@ class DeliveryWorker implements Worker {
   readonly id = `wrk_${randomBytes(6).toString('hex')}`;
   private readonly throttle: Throttle;
   private readonly sender: Sender;
+  /** Publishes to nats:// destinations (webhooks/nats.ts). */
+  private readonly nats: NatsSender;
   private readonly wakeup = new Wakeup();
   private readonly recorder: AttemptRecorder;
   private readonly inFlight = new Set<Promise<void>>();
@@ -79,7 +82,9 @@ class DeliveryWorker implements Worker {
   ) {
     const { db, clock, log, config, notifier, metrics } = deps;
     this.throttle = new Throttle(db, deps.redis, config.redisPrefix, log);
-    this.sender = createSender({ resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock });
+    const destinations = { resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock };
+    this.sender = createSender(destinations);
+    this.nats = createNatsSender(destinations);
     this.recorder = new AttemptRecorder({ db, clock, log, metrics, retryDelays: config.webhookRetryDelays, workerId: this.id, recorded: this.wakeup.signal });
     this.minClaim = Math.max(1, Math.floor(config.webhookConcurrency / 4));
     this.unsubscribe = notifier.subscribe(this.wakeup.signal);
@@ -98,6 +103,7 @@ class DeliveryWorker implements Worker {
     const unrecorded = await this.recorder.flush();
     if (unrecorded > 0) log.error({ worker: this.id, deliveries: unrecorded }, 'stopped with attempts unrecorded; they will be sent again when their leases end');
     await this.sender.close();
+    await this.nats.close();
     log.info({ worker: this.id }, 'delivery worker stopped');
   }
 
@@ -115,7 +121,8 @@ class DeliveryWorker implements Worker {
       log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the signing secret');
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the signing secret cannot be opened with SECRET_KEYS' });
     }
-    return this.sender.send({ url: job.url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets });
+    const message = { url: job.url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
+    return job.url.startsWith('nats:') ? this.nats.send(message) : this.sender.send(message);
   }
 
   private deliver(job: Job): void {
