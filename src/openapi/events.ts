@@ -142,7 +142,7 @@ export function webhooks(registry: Registry, facts: DeliveryFacts): Record<strin
   const answers = receiverAnswers(facts);
   for (const event of eventCatalog(registry)) {
     if (event.resource === 'webhooks') {
-      result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: the subscription as it now stands; sent to the workspace's other subscriptions that select it. To a subscription with \`payload: "thin"\`, \`data\` is only \`{ "object": { "id" } }\`.`, eitherPayload(envelope(event.name, ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }), event.name, false), answers);
+      result[event.name] = delivery(event.name, event.description, `${event.description} \`data.object\`: the subscription as it now stands; sent to the workspace's other subscriptions whose events include it. To a subscription with \`payload: "thin"\`, \`data\` is only \`{ "object": { "id" } }\`.`, eitherPayload(envelope(event.name, ref('Webhook'), { type: 'object', additionalProperties: false, maxProperties: 0 }), event.name, false), answers);
       continue;
     }
     const [name = ''] = event.name.split('.');

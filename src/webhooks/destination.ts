@@ -3,6 +3,7 @@ import { patternErrors } from '../events/patterns.js';
 import { bareHost, checkHost, DestinationError, schemeError } from './ssrf.js';
 import type { WebhookDeps } from './subscriptions.js';
 import { natsUrlError } from './nats.js';
+import { amqpUrlError } from './amqp.js';
 
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
 const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
@@ -21,7 +22,7 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
   if (body.url !== undefined) {
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    const nats = target.protocol === 'nats:' ? natsUrlError(target) : undefined;
+    const nats = target.protocol === 'nats:' ? natsUrlError(target) : target.protocol === 'amqp:' ? amqpUrlError(target) : undefined;
     if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
     else if (nats) errors.push({ pointer: '/url', message: nats });

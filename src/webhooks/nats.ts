@@ -20,7 +20,6 @@ const SUBJECT = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 /** What is wrong with a `nats:` URL's subject or form, or undefined. */
 export function natsUrlError(url: URL): string | undefined {
-  if (url.username || url.password) return 'must not carry credentials (a NATS server with authentication is not supported yet)';
   if (url.search) return 'must not have a query string';
   const subject = decodeURIComponent(url.pathname.slice(1));
   if (!SUBJECT.test(subject) || subject.length > 255) return 'must name a NATS subject as its path (nats://host:4222/<subject>: dot-separated tokens of letters, digits, - and _, no wildcards)';
@@ -39,13 +38,16 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
     const [address] = await checkHost(bareHost(url), resolve, allowPrivate);
     if (address === undefined) throw new DestinationError(`${url.hostname} does not resolve`);
     const server = `${net.isIPv6(address) ? `[${address}]` : address}:${url.port || NATS_PORT}`;
-    let pending = connections.get(server);
+    const user = decodeURIComponent(url.username);
+    const pass = decodeURIComponent(url.password);
+    const key = `${server}|${user}|${pass}`;
+    let pending = connections.get(key);
     if (!pending) {
-      pending = connect({ servers: server, timeout: timeoutMs, reconnect: false, name: 'workspace-api-webhooks' });
-      connections.set(server, pending);
+      pending = connect({ servers: server, timeout: timeoutMs, reconnect: false, name: 'workspace-api-webhooks', ...(user ? { user, pass } : {}) });
+      connections.set(key, pending);
       pending.then(
-        (nc) => void nc.closed().then(() => connections.delete(server)),
-        () => connections.delete(server),
+        (nc) => void nc.closed().then(() => connections.delete(key)),
+        () => connections.delete(key),
       );
     }
     return pending;

@@ -1,3 +1,4 @@
+import { splitCredentials } from './credentials.js';
 import type { Payload } from './payloads.js';
 import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
@@ -55,6 +56,8 @@ export interface SubscriptionRow {
   previous_secret_until: number | string | null;
   failing_since: number | string | null;
   failing_reported_at?: number | string | null;
+  /** A broker URL's password, sealed (webhooks/credentials.ts); null when it has none. */
+  url_password?: string | null;
   created_at: number | string;
   updated_at: number | string;
   deleted_at: number | string | null;
@@ -136,12 +139,13 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       throw new ApiError('webhook_limit_reached', `The ${plan.name} plan allows ${plan.webhooks_per_month} webhook subscriptions created per calendar month (UTC), deleted ones included; this month's are used.`);
     }
     const kind = input.signature ?? 'hmac';
+    const destination = splitCredentials(input.url);
     const secret = newSecret(kind);
     const id = newId('wh_');
     const row: SubscriptionRow = {
       id,
       workspace_id: workspaceId,
-      url: input.url,
+      url: destination.url,
       events: JSON.stringify(input.events),
       description: input.description ?? null,
       enabled: true,
@@ -149,6 +153,7 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       payload: input.payload ?? 'full',
       signature: kind,
       public_key: publicKeyOf(secret),
+      url_password: destination.password === null ? null : keyring.seal(destination.password, id),
       disabled_reason: null,
       secret: keyring.seal(secret, id),
       previous_secret: null,
@@ -193,7 +198,12 @@ export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, cha
   const row = await transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
     const update: Partial<SubscriptionRow> = {};
-    if (changes.url !== undefined) update.url = changes.url;
+    if (changes.url !== undefined) {
+      // A new URL replaces the old one whole: its password, or none.
+      const destination = splitCredentials(changes.url);
+      update.url = destination.url;
+      update.url_password = destination.password === null ? null : deps.secrets.seal(destination.password, row.id);
+    }
     if (changes.events !== undefined) update.events = JSON.stringify(changes.events);
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.max_deliveries_per_second !== undefined) update.max_deliveries_per_second = changes.max_deliveries_per_second;
@@ -206,7 +216,7 @@ export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, cha
     if (Object.keys(update).length === 0) return row;
     update.updated_at = now;
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
-    await recordAudit(trx, who, { workspaceId, action: 'webhook.updated', target: { type: 'webhook', id: row.id }, details: { ...changes } }, now);
+    await recordAudit(trx, who, { workspaceId, action: 'webhook.updated', target: { type: 'webhook', id: row.id }, details: { ...changes, ...(update.url !== undefined ? { url: update.url } : {}) } }, now);
     return { ...row, ...update };
   });
   return toSubscription(row);
@@ -223,7 +233,7 @@ export async function deleteWebhook(deps: WebhookDeps, who: Who, id: string): Pr
     const row = await findSubscription(trx, workspaceId, id, true);
     await trx('webhook_deliveries').where({ subscription_id: row.id }).delete();
     await trx('webhook_subscriptions')
-      .update({ deleted_at: now, updated_at: now, enabled: false, secret: '', previous_secret: null, previous_secret_until: null })
+      .update({ deleted_at: now, updated_at: now, enabled: false, secret: '', previous_secret: null, previous_secret_until: null, url_password: null })
       .where({ id: row.id });
     await recordAudit(trx, who, { workspaceId, action: 'webhook.deleted', target: { type: 'webhook', id: row.id }, details: { url: row.url } }, now);
   });

@@ -1,3 +1,5 @@
+import { createAmqpSender, type AmqpSender } from './amqp.js';
+import { withPassword } from './credentials.js';
 import { createNatsSender, type NatsSender } from './nats.js';
 import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
@@ -62,6 +64,8 @@ class DeliveryWorker implements Worker {
   private readonly sender: Sender;
   /** Publishes to nats:// destinations (webhooks/nats.ts). */
   private readonly nats: NatsSender;
+  /** Publishes to amqp:// destinations (webhooks/amqp.ts). */
+  private readonly amqp: AmqpSender;
   private readonly wakeup = new Wakeup();
   private readonly recorder: AttemptRecorder;
   private readonly inFlight = new Set<Promise<void>>();
@@ -85,6 +89,7 @@ class DeliveryWorker implements Worker {
     const destinations = { resolve: createResolve(config.webhookDnsServers), allowPrivate: config.webhookAllowPrivate, timeoutMs: config.webhookTimeoutMs, clock };
     this.sender = createSender(destinations);
     this.nats = createNatsSender(destinations);
+    this.amqp = createAmqpSender(destinations);
     this.recorder = new AttemptRecorder({ db, clock, log, metrics, retryDelays: config.webhookRetryDelays, workerId: this.id, recorded: this.wakeup.signal });
     this.minClaim = Math.max(1, Math.floor(config.webhookConcurrency / 4));
     this.unsubscribe = notifier.subscribe(this.wakeup.signal);
@@ -104,6 +109,7 @@ class DeliveryWorker implements Worker {
     if (unrecorded > 0) log.error({ worker: this.id, deliveries: unrecorded }, 'stopped with attempts unrecorded; they will be sent again when their leases end');
     await this.sender.close();
     await this.nats.close();
+    await this.amqp.close();
     log.info({ worker: this.id }, 'delivery worker stopped');
   }
 
@@ -121,8 +127,17 @@ class DeliveryWorker implements Worker {
       log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the signing secret');
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the signing secret cannot be opened with SECRET_KEYS' });
     }
-    const message = { url: job.url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
-    return job.url.startsWith('nats:') ? this.nats.send(message) : this.sender.send(message);
+    let url: string;
+    try {
+      url = withPassword(job.url, job.urlPassword === null ? null : keyring.open(job.urlPassword, job.delivery.subscription_id));
+    } catch (err) {
+      log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the destination password');
+      return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
+    }
+    const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
+    if (url.startsWith('nats:')) return this.nats.send(message);
+    if (url.startsWith('amqp:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
+    return this.sender.send(message);
   }
 
   private deliver(job: Job): void {

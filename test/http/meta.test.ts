@@ -33,12 +33,14 @@ describe('meta endpoints', () => {
     expect(body.data.find((s) => s.name === 'write:invoices')).to.deep.include({ resource: 'invoices', access: 'write', granted: false });
   });
 
-  it('GET /v1/events lists exactly the events the plugins declare', async () => {
+  it("GET /v1/events lists exactly the events the plugins declare, then the service's own about subscriptions", async () => {
     const { token } = await app.workspaceWithKey({ scopes: ['read:leads'] });
     const body = (await (await app.request('/v1/events', { token })).json()) as { data: Array<{ name: string; resource: string; description: string }> };
     const expected = ['deal', 'lead', 'client', 'proposal', 'invoice'].flatMap((r) => [`${r}.created`, `${r}.updated`, `${r}.deleted`]);
     expected.push('deal.stage_changed', 'lead.scored', 'proposal.sent', 'proposal.accepted', 'proposal.declined', 'invoice.opened', 'invoice.paid', 'invoice.voided');
+    expected.push('webhook.failing', 'webhook.disabled');
     expect(body.data.map((e) => e.name)).to.have.members(expected);
+    expect(body.data.find((e) => e.name === 'webhook.failing')).to.deep.include({ resource: 'webhooks' });
     expect(body.data.find((e) => e.name === 'invoice.paid')).to.deep.include({ resource: 'invoices' });
     expect(body.data.every((e) => e.description.length > 0)).to.equal(true);
     // The article by the name: "An invoice", "A deal".

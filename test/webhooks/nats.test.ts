@@ -80,8 +80,8 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     await waitFor(async () => (await deliveries(ok.id)).some((d) => d.status === 'succeeded'), 15_000, 'a later delivery acknowledged');
   });
 
-  it('refuses a subject that is not one, credentials, and a private address unless allowed, naming /url', async () => {
-    for (const url of [`nats://${NATS}/`, `nats://${NATS}/wsapi.*`, `nats://${NATS}/wsapi.>`, `nats://${NATS}/has%20space`, `nats://user:secret@${NATS}/wsapi.x`]) {
+  it('refuses a subject that is not one, and a private address unless allowed, naming /url', async () => {
+    for (const url of [`nats://${NATS}/`, `nats://${NATS}/wsapi.*`, `nats://${NATS}/wsapi.>`, `nats://${NATS}/has%20space`]) {
       const body = await problem(await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['*'] } }), 422, 'validation_failed');
       expect(body.errors?.map((e) => e.pointer), url).to.deep.equal(['/url']);
     }

@@ -1,0 +1,120 @@
+import net from 'node:net';
+import amqp from 'amqplib';
+import type { Clock } from '../common/clock.js';
+import type { Message, Outcome } from './send.js';
+import { signatureHeader } from './signing.js';
+import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
+
+/**
+ * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>`, each
+ * delivery published to the exchange (routing key: the event type) with the event as its body
+ * and the Standard Webhooks headers as message headers, persistent, and counted delivered once
+ * the broker confirms it (publisher confirms). A missing exchange, a refused login or a broker
+ * that is down is a failed attempt with its reason, retried like HTTP.
+ */
+
+export const AMQP_PORT = 5672;
+
+/** An exchange name as AMQP 0-9-1 takes it: letters, digits, hyphen, underscore, period, colon. */
+const EXCHANGE = /^[A-Za-z0-9_.:-]{1,127}$/;
+
+/** What is wrong with an `amqp:` URL's exchange or form, or undefined. */
+export function amqpUrlError(url: URL): string | undefined {
+  if (url.search) return 'must not have a query string';
+  const exchange = decodeURIComponent(url.pathname.slice(1));
+  if (!EXCHANGE.test(exchange)) return 'must name an exchange as its path (amqp://user:pass@host:5672/<exchange>: letters, digits, -, _, . and :, at most 127)';
+  return undefined;
+}
+
+interface Link {
+  connection: amqp.ChannelModel;
+  channel: amqp.ConfirmChannel;
+}
+
+/** Publishes signed deliveries to RabbitMQ with publisher confirms, one connection per server and login (see createAmqpSender). */
+export type AmqpSender = ReturnType<typeof createAmqpSender>;
+
+export function createAmqpSender(options: { resolve: Resolve; allowPrivate: boolean; timeoutMs: number; clock: Clock }) {
+  const { resolve, allowPrivate, timeoutMs, clock } = options;
+  const links = new Map<string, Promise<Link>>();
+
+  /** A confirm channel to the URL's broker, at an address just checked as allowed; a channel the broker closed (a missing exchange) is opened again next time. */
+  async function linkTo(url: URL): Promise<Link> {
+    const [address] = await checkHost(bareHost(url), resolve, allowPrivate);
+    if (address === undefined) throw new DestinationError(`${url.hostname} does not resolve`);
+    const port = Number(url.port || AMQP_PORT);
+    const username = decodeURIComponent(url.username) || 'guest';
+    const password = decodeURIComponent(url.password) || 'guest';
+    const key = `${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}`;
+    let pending = links.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const connection = await amqp.connect({ protocol: 'amqp', hostname: address, port, username, password, vhost: '/', heartbeat: 30 }, { timeout: timeoutMs });
+        connection.on('error', () => undefined);
+        connection.on('close', () => links.delete(key));
+        const channel = await connection.createConfirmChannel();
+        channel.on('error', () => undefined);
+        channel.on('close', () => {
+          links.delete(key);
+          void connection.close().catch(() => undefined);
+        });
+        return { connection, channel };
+      })();
+      links.set(key, pending);
+      pending.catch(() => links.delete(key));
+    }
+    return pending;
+  }
+
+  async function send(message: Message & { type: string }): Promise<Outcome> {
+    const startedAt = clock.now();
+    const started = performance.now();
+    const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
+    let timer: NodeJS.Timeout | undefined;
+    let onClose: (() => void) | undefined;
+    let channel: amqp.ConfirmChannel | undefined;
+    try {
+      const url = new URL(message.url);
+      const exchange = decodeURIComponent(url.pathname.slice(1));
+      ({ channel } = await linkTo(url));
+      const open = channel;
+      const timestamp = Math.floor(Date.now() / 1000);
+      const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
+      const confirmed = new Promise<void>((resolvePublish, reject) => {
+        open.publish(
+          exchange,
+          message.type,
+          Buffer.from(message.body),
+          { contentType: 'application/json', messageId: message.eventId, persistent: true, headers: { 'webhook-id': message.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature } },
+          (err: unknown) => (err ? reject(err instanceof Error ? err : new Error('the broker refused the message')) : resolvePublish()),
+        );
+      });
+      const closed = new Promise<never>((_, reject) => {
+        onClose = () => reject(new Error('the broker closed the channel (is there such an exchange?)'));
+        open.once('close', onClose);
+      });
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no confirmation within ${timeoutMs / 1000} s`)), timeoutMs)));
+      await Promise.race([confirmed, closed, late]);
+      return done({ status: null, acknowledged: true, excerpt: `confirmed by the broker (exchange ${exchange}, routing key ${message.type})`, error: null });
+    } catch (err) {
+      return done({ status: null, excerpt: null, error: describe(err) });
+    } finally {
+      clearTimeout(timer);
+      if (onClose) channel?.off('close', onClose);
+    }
+  }
+
+  async function close(): Promise<void> {
+    const open = [...links.values()];
+    links.clear();
+    await Promise.allSettled(open.map(async (pending) => (await pending).connection.close()));
+  }
+
+  return { send, close };
+}
+
+function describe(err: unknown): string {
+  const e = err as Error & { code?: string | number };
+  if (err instanceof DestinationError) return `refused: ${e.message}`;
+  return `AMQP ${e.code ?? ''} ${e.message}`.replace(/\s+/g, ' ').trim().slice(0, 500);
+}

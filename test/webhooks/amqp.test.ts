@@ -1,0 +1,98 @@
+import { expect } from 'chai';
+import amqp from 'amqplib';
+import { startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { problem } from '../helpers/problem.js';
+import { verified } from '../helpers/receiver.js';
+
+const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_LEASE_SECONDS: '4' };
+const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
+
+type Delivery = { status: string; attempts: number; last_error: string | null };
+type Sub = { id: string; secret: string; url: string };
+
+/** API.md section 16: amqp://user:pass@host:port/<exchange> destinations, against the real RabbitMQ (publisher confirms). */
+describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
+  let app: TestApp;
+  let worker: Worker;
+  let connection: amqp.ChannelModel;
+  let channel: amqp.Channel;
+  let token: string;
+  const exchange = `wsapi.${Date.now().toString(36)}`;
+  const received: amqp.ConsumeMessage[] = [];
+
+  before(async () => {
+    connection = await amqp.connect(BROKER);
+    channel = await connection.createChannel();
+    await channel.assertExchange(exchange, 'topic', { durable: false, autoDelete: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, exchange, '#');
+    await channel.consume(queue, (m) => m && received.push(m), { noAck: true });
+    app = await startApp({ env: FAST });
+    worker = startWorker(app.deps);
+    ({ token } = await app.workspaceWithKey());
+  });
+  after(async () => {
+    await worker.stop();
+    await app.close();
+    await connection.close();
+  });
+
+  const subscribe = async (url: string) => {
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['deal.created', 'deal.updated'] } });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    return (await res.json()) as Sub;
+  };
+  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+
+  it('publishes each delivery to the exchange (routing key: the event type), signed, confirmed; the password sealed and never shown', async () => {
+    const sub = await subscribe(`${BROKER}/${exchange}`);
+    expect(sub.url).to.equal(`amqp://guest@127.0.0.1:5672/${exchange}`);
+    expect(JSON.stringify(await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json())).to.not.contain('guest:guest');
+    const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url', 'url_password')) as { url: string; url_password: string };
+    expect(row.url).to.not.contain(':guest@');
+    expect(row.url_password).to.be.a('string').and.not.equal('guest');
+    const audit = JSON.stringify(await app.deps.db('audit_log').where({ target_id: sub.id }));
+    expect(audit).to.not.contain('guest:guest');
+
+    const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over AMQP' } })).json()) as { id: string };
+    await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 15_000, 'the delivery confirmed');
+    await waitFor(() => received.length > 0, 5000, 'the message consumed');
+    const [m] = received;
+    expect(m!.fields.routingKey).to.equal('deal.created');
+    expect(m!.properties.contentType).to.equal('application/json');
+    const headers = m!.properties.headers as Record<string, string>;
+    const body = m!.content.toString('utf8');
+    const event = verified(sub.secret, { at: Date.now(), path: exchange, headers, body, id: headers['webhook-id']! });
+    expect(event.data.object.id).to.equal(created.id);
+    expect(m!.properties.messageId).to.equal(headers['webhook-id']);
+  });
+
+  it('counts a missing exchange, a refused login or a broker that is down as failed attempts with their reason, and goes on', async () => {
+    const missing = await subscribe(`${BROKER}/wsapi.missing.${Date.now().toString(36)}`);
+    const refused = await subscribe(`amqp://guest:wrong@127.0.0.1:5672/${exchange}`);
+    const down = await subscribe(`amqp://guest:guest@127.0.0.1:1/${exchange}`);
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Nowhere to go' } });
+    for (const sub of [missing, refused, down]) {
+      await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, `the delivery to ${sub.url} failed`);
+      const [d] = await deliveries(sub.id);
+      expect(d!.attempts, sub.url).to.equal(3);
+      expect(d!.last_error, sub.url).to.match(/^AMQP /);
+    }
+    const ok = await subscribe(`${BROKER}/${exchange}`);
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Later' } });
+    await waitFor(async () => (await deliveries(ok.id)).some((d) => d.status === 'succeeded'), 15_000, 'a later delivery confirmed');
+  });
+
+  it('refuses an exchange name that is not one, naming /url, and changes the password with the URL', async () => {
+    for (const url of [`${BROKER}/`, `${BROKER}/has%20space`, `${BROKER}/${'x'.repeat(128)}`, `${BROKER}/ex?x=1`]) {
+      const body = await problem(await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['*'] } }), 422, 'validation_failed');
+      expect(body.errors?.map((e) => e.pointer), url).to.deep.equal(['/url']);
+    }
+    const sub = await subscribe(`${BROKER}/${exchange}`);
+    const res = await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `amqp://other:pw2@127.0.0.1:5672/${exchange}` } });
+    expect(((await res.json()) as Sub).url).to.equal(`amqp://other@127.0.0.1:5672/${exchange}`);
+    const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url_password')) as { url_password: string };
+    expect(row.url_password).to.not.contain('pw2');
+  });
+});
