@@ -8,10 +8,14 @@
  *      200/s while the worker runs; for each delivery, the time from the event's created_at
  *      (taken before the write's commit, so this over-counts slightly) to its arrival at the
  *      receiver: p50 (target < 50 ms) and p99 (target < 250 ms).
- * Usage: npm run bench:webhooks   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=...]
+ * BENCH_DESTINATION=nats delivers to a NATS destination instead (nats://127.0.0.1:4222, a
+ * JetStream stream made for the run; arrivals timed by a subscriber of the subject), with the
+ * same targets (issue 28).
+ * Usage: npm run bench:webhooks   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=...] [BENCH_DESTINATION=nats]
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'nats';
 import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, start } from './lib.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
@@ -29,7 +33,17 @@ const receiver = http.createServer((req, res) => {
   });
 });
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+const NATS = process.env.BENCH_DESTINATION === 'nats';
+const subject = `wsapi.bench.${Date.now().toString(36)}`;
+const nats = NATS ? await connect({ servers: '127.0.0.1:4222' }) : undefined;
+if (nats) {
+  await (await nats.jetstreamManager()).streams.add({ name: subject.replace(/\./g, '_'), subjects: [subject] });
+  // A JetStream publish reaches the subject's plain subscribers too: each arrival is timed here.
+  nats.subscribe(subject, {
+    callback: (_err, m) => arrivals.push({ at: Date.now(), createdAt: Date.parse((JSON.parse(new TextDecoder().decode(m.data)) as { created_at: string }).created_at) }),
+  });
+}
+const receiverUrl = nats ? `nats://127.0.0.1:4222/${subject}` : `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
 const { db, tokens } = await freshDatabase(['write:deals', 'webhooks:manage']);
 await db.destroy();
@@ -82,7 +96,7 @@ try {
   const latencies = arrivals.map((a) => a.at - a.createdAt).sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
 
-  console.log('\nWebhook deliveries, one worker (%s), %s, receiver answering 200 at once', EMBEDDED ? 'the inline worker of the server' : 'a worker process', BACKEND);
+  console.log('\nWebhook deliveries, one worker (%s), %s, %s', EMBEDDED ? 'the inline worker of the server' : 'a worker process', BACKEND, nats ? 'to NATS JetStream (acknowledged publishes)' : 'receiver answering 200 at once');
   console.log('  %d events delivered in %s s: %s deliveries/s   (target >= 2000: %s)', EVENTS, seconds.toFixed(2), fmt(throughput), throughput >= 2000 ? 'met' : 'MISSED');
   console.log('  commit -> arrival over %d deliveries at %d writes/s, right after the burst:', latencies.length, RATE);
   console.log('    p50 %d ms   (target < 50: %s)', pct(50), pct(50) < 50 ? 'met' : 'MISSED');
@@ -97,4 +111,8 @@ try {
   worker?.child.kill('SIGTERM');
   api.child.kill('SIGTERM');
   receiver.close();
+  if (nats) {
+    await (await nats.jetstreamManager()).streams.delete(subject.replace(/\./g, '_'));
+    await nats.close();
+  }
 }
