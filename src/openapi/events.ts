@@ -94,7 +94,7 @@ function thin(type: string, versioned: boolean): JsonSchema {
 }
 
 /** A delivery's body: the event whole (payload "full", the default) or thin. */
-const eitherPayload = (full: JsonSchema, type: string, versioned: boolean): JsonSchema => ({ oneOf: [full, thin(type, versioned)] });
+const eitherPayload = (full: JsonSchema, type: string, versioned: boolean): JsonSchema => ({ anyOf: [full, thin(type, versioned)] });
 
 /** Per resource: `<Name>Changes`, the old values of the fields a write changed. */
 export function eventSchemas(registry: Registry): Record<string, JsonSchema> {

@@ -115,7 +115,7 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
     expect(doc.paths['/notes'].post.security).to.deep.equal([{ bearerAuth: ['write:notes'] }]);
     expect(doc.components.schemas.Note.properties.pinned).to.deep.equal({ type: 'boolean', default: false, description: 'Pinned notes are shown first.' });
     expect(doc.components.schemas.NoteCreate.required).to.deep.equal(['body']);
-    expect(doc.webhooks['note.pinned'].post.requestBody.content['application/json'].schema.oneOf[0].properties.type.const).to.equal('note.pinned');
+    expect(doc.webhooks['note.pinned'].post.requestBody.content['application/json'].schema.anyOf[0].properties.type.const).to.equal('note.pinned');
   });
 
   it('serves list, get and write routes, with its scopes, its schema and its reference checked', async () => {
