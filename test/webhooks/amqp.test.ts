@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import amqp from 'amqplib';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { brokerOrSkip } from '../helpers/brokers.js';
 import { problem } from '../helpers/problem.js';
 import { verified } from '../helpers/receiver.js';
 
@@ -21,7 +22,8 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
   const exchange = `wsapi.${Date.now().toString(36)}`;
   const received: amqp.ConsumeMessage[] = [];
 
-  before(async () => {
+  before(async function () {
+    await brokerOrSkip(this, 'RabbitMQ', 5672);
     connection = await amqp.connect(BROKER);
     channel = await connection.createChannel();
     await channel.assertExchange(exchange, 'topic', { durable: false, autoDelete: true });
@@ -33,9 +35,9 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
     ({ token } = await app.workspaceWithKey());
   });
   after(async () => {
-    await worker.stop();
-    await app.close();
-    await connection.close();
+    await worker?.stop();
+    await app?.close();
+    await connection?.close();
   });
 
   const subscribe = async (url: string) => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { connect, type NatsConnection } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { brokerOrSkip } from '../helpers/brokers.js';
 import { problem } from '../helpers/problem.js';
 import { verified } from '../helpers/receiver.js';
 
@@ -19,7 +20,8 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
   const run = `t${Date.now().toString(36)}`;
   const stream = `WSAPI_${run}`;
 
-  before(async () => {
+  before(async function () {
+    await brokerOrSkip(this, 'NATS', 4222);
     nc = await connect({ servers: NATS });
     const jsm = await nc.jetstreamManager();
     await jsm.streams.add({ name: stream, subjects: [`wsapi.${run}.>`] });
@@ -28,10 +30,12 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     ({ token } = await app.workspaceWithKey());
   });
   after(async () => {
-    await worker.stop();
-    await app.close();
-    await (await nc.jetstreamManager()).streams.delete(stream);
-    await nc.close();
+    await worker?.stop();
+    await app?.close();
+    if (nc) {
+      await (await nc.jetstreamManager()).streams.delete(stream);
+      await nc.close();
+    }
   });
 
   const subscribe = async (url: string, json: Record<string, unknown> = {}) => {

@@ -1,0 +1,27 @@
+import net from 'node:net';
+
+/** Whether something listens on 127.0.0.1:`port` (within a second). */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port, timeout: 1000 });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
+}
+
+/**
+ * The webhook destinations' tests need the real broker: NATS (4222) or RabbitMQ (5672) on this
+ * machine. Without it they are skipped, saying so (a fresh checkout's `npm test` needs no
+ * service); with REQUIRE_BROKERS=true (CI) a missing broker fails them instead.
+ */
+export async function brokerOrSkip(suite: Mocha.Context, name: string, port: number): Promise<void> {
+  if (await listening(port)) return;
+  if (process.env.REQUIRE_BROKERS === 'true') throw new Error(`REQUIRE_BROKERS=true but ${name} does not listen on 127.0.0.1:${port}`);
+  console.log(`    (${name} tests skipped: nothing listens on 127.0.0.1:${port})`);
+  suite.skip();
+}
