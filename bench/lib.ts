@@ -111,9 +111,9 @@ export interface Run {
 }
 
 /** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
-export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST'; body?: string; amount?: number; overallRate?: number } = {}): Promise<Run> {
+export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST' | 'PATCH'; body?: string; amount?: number; overallRate?: number; vary?: (n: number) => { path: string; body: string } } = {}): Promise<Run> {
   let i = 0;
-  const { connections = 50, method = 'GET', body, amount, overallRate } = options;
+  const { connections = 50, method = 'GET', body, amount, overallRate, vary } = options;
   const result = await autocannon({
     url,
     connections,
@@ -124,7 +124,7 @@ export async function load(url: string, tokens: string[], seconds: number, optio
       {
         method,
         ...(body !== undefined ? { body } : {}),
-        setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${tokens[i++ % tokens.length]}` } }),
+        setupRequest: (req) => ({ ...req, ...(vary ? vary(i) : {}), headers: { ...req.headers, ...(body !== undefined || vary ? { 'content-type': 'application/json' } : {}), authorization: `Bearer ${tokens[i++ % tokens.length]}` } }),
       },
     ],
   });
