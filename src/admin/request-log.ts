@@ -7,6 +7,7 @@ import { isMysql, isUnavailable } from '../db/dialect.js';
 import { writeTransaction } from '../db/tx.js';
 import { iso } from '../db/iso.js';
 import { keysetPage } from '../kernel/keyset.js';
+import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
 
 /** One request made with a key, as the request log keeps it (API.md section 15). */
@@ -46,7 +47,7 @@ const ROW = `(${COLUMNS.map(() => '?').join(', ')})`;
  * key, hour, status and code for the summary: logging costs a request no round trip. A batch the
  * database cannot take because it is away is kept for the next flush, up to MAX_PENDING entries.
  */
-export class RequestLog {
+export class RequestLog extends BatchedWriter {
   /**
    * This process's numbers for its entries: a random 20-bit prefix of its own, then a count, so
    * that two processes logging for one key in one millisecond write distinct rows (and a clash,
@@ -57,15 +58,14 @@ export class RequestLog {
   private count = 0;
   private pending: RequestEntry[] = [];
   private dropped = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> = Promise.resolve();
-  private flushing = false;
 
   constructor(
     private readonly db: Knex,
     private readonly log: Logger,
-    private readonly flushMs = REQUEST_LOG_FLUSH_MS,
-  ) {}
+    flushMs = REQUEST_LOG_FLUSH_MS,
+  ) {
+    super(flushMs);
+  }
 
   /** Keeps an entry for the next flush (numbering it). */
   record(entry: Omit<RequestEntry, 'id'>): void {
@@ -79,26 +79,8 @@ export class RequestLog {
     if (this.pending.length >= EAGER_FLUSH && !this.flushing) void this.flush();
   }
 
-  start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.flushMs);
-    this.timer.unref();
-  }
-
-  /** Writes what is logged so far; flushes never overlap. */
-  flush(): Promise<void> {
-    this.flushing = true;
-    this.running = this.running.then(() => this.write()).finally(() => (this.flushing = false));
-    return this.running;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.flush();
-  }
-
   /** Writes what was waiting when it started (what arrives meanwhile waits for the next flush), in one transaction. */
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.dropped > 0) {
       this.log.warn({ dropped: this.dropped, kept: this.pending.length }, 'request log entries dropped: more were waiting than a process keeps while its database is away');
       this.dropped = 0;

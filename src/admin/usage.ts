@@ -1,3 +1,4 @@
+import { BatchedWriter } from './batched.js';
 import { ApiError } from '../common/errors.js';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
@@ -35,17 +36,17 @@ export function countersOf(status: number): Counter[] {
  * A process killed without warning loses at most the last interval; a stop writes everything.
  * A batch the database cannot take because it is away is kept for the next flush.
  */
-export class UsageMeter {
+export class UsageMeter extends BatchedWriter {
   private pending = new Map<string, Bucket>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Knex,
     private readonly clock: Clock,
     private readonly log: Logger,
-    private readonly flushMs: number,
-  ) {}
+    flushMs: number,
+  ) {
+    super(flushMs);
+  }
 
   count(keyId: string, workspaceId: string, status: number): void {
     const hour = Math.floor(this.clock.now() / HOUR_MS) * HOUR_MS;
@@ -58,24 +59,7 @@ export class UsageMeter {
     for (const counter of countersOf(status)) bucket[counter] += 1;
   }
 
-  start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.flushMs);
-    this.timer.unref();
-  }
-
-  /** Writes what is counted so far; flushes never overlap. */
-  flush(): Promise<void> {
-    this.running = this.running.then(() => this.write());
-    return this.running;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.flush();
-  }
-
-  private async write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.pending.size === 0) return;
     const buckets = [...this.pending.values()];
     this.pending = new Map();

@@ -6,7 +6,7 @@ import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
 import type { Who } from '../common/who.js';
-import { findSubscription, requireWebhookPlan, toSubscription, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
+import { findSubscription, requireWebhookPlan, subscriptionEvent, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
 
 export interface DeliveryRow {
   id: string;
@@ -68,11 +68,10 @@ export function newDelivery(workspaceId: string, subscriptionId: string, event: 
  * fan-out never offers it to other subscriptions, with its delivery beside it.
  */
 async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retries: number, now: number): Promise<DeliveryRow> {
-  const id = newId('evt_');
-  const payload = JSON.stringify({ id, type: 'webhook.test', created_at: iso(now), data: { object: toSubscription(subscription), previous: {} } });
-  const delivery = newDelivery(subscription.workspace_id, subscription.id, { id, type: 'webhook.test' }, retries, now);
+  const event = subscriptionEvent('webhook.test', subscription, now);
+  const delivery = newDelivery(subscription.workspace_id, subscription.id, event, retries, now);
   await transaction(db, async (trx) => {
-    await trx('events').insert({ id, workspace_id: subscription.workspace_id, type: 'webhook.test', object_id: subscription.id, payload, created_at: now, dispatched_at: now });
+    await trx('events').insert({ ...event, dispatched_at: now });
     await trx('webhook_deliveries').insert(delivery);
   });
   return delivery;

@@ -83,6 +83,13 @@ export function toSubscription(row: SubscriptionRow) {
   };
 }
 
+/** The events table's row of an event about a subscription (`webhook.test`, `webhook.failing`, `webhook.disabled`): its object, the subscription as it stands. */
+export function subscriptionEvent(type: string, row: SubscriptionRow, now: number) {
+  const id = newId('evt_');
+  const payload = JSON.stringify({ id, type, created_at: iso(now), data: { object: toSubscription(row), previous: {} } });
+  return { id, workspace_id: row.workspace_id, type, object_id: row.id, payload, created_at: now };
+}
+
 const live = (db: Knex | Knex.Transaction, workspaceId: string) => db('webhook_subscriptions').where({ workspace_id: workspaceId }).whereNull('deleted_at');
 
 export function notFound(id: string): ApiError {
@@ -165,12 +172,12 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
     };
     await trx('webhook_subscriptions').insert(row);
     await recordAudit(trx, who, { workspaceId, action: 'webhook.created', target: { type: 'webhook', id: row.id }, details: { url: row.url, events: input.events } }, now);
-    return { ...toSubscription(row), secret: shownSecret(secret) };
+    return { ...toSubscription(row), secret: shownSecret(kind, secret) };
   });
 }
 
 /** What creation and rotation show of a new secret: an HMAC secret once; never an Ed25519 private key (its public key is shown instead, always). */
-const shownSecret = (secret: string) => (publicKeyOf(secret) === null ? secret : null);
+const shownSecret = (kind: SignatureKind, secret: string) => (kind === 'hmac' ? secret : null);
 
 /** A page of the workspace's subscriptions, newest first, without their secrets. */
 export function listWebhooks(deps: WebhookDeps, who: Who, query: { limit: number; cursor?: string }) {
@@ -246,11 +253,12 @@ export async function rotateWebhookSecret(deps: WebhookDeps, who: Who, id: strin
   const now = deps.clock.now();
   return transaction(deps.db, async (trx) => {
     const row = await findSubscription(trx, workspaceId, id, true);
-    const secret = newSecret(row.signature as SignatureKind);
+    const kind = row.signature as SignatureKind;
+    const secret = newSecret(kind);
     const update = { secret: keyring.seal(secret, row.id), public_key: publicKeyOf(secret), previous_secret: row.secret, previous_secret_until: now + ROTATION_GRACE_MS, updated_at: now };
     await trx('webhook_subscriptions').update(update).where({ id: row.id });
     await recordAudit(trx, who, { workspaceId, action: 'webhook.secret_rotated', target: { type: 'webhook', id: row.id } }, now);
-    return { ...toSubscription({ ...row, ...update }), secret: shownSecret(secret) };
+    return { ...toSubscription({ ...row, ...update }), secret: shownSecret(kind, secret) };
   });
 }
 

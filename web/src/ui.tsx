@@ -215,3 +215,41 @@ export function useAction(): { busy: boolean; problem: unknown; notice: string |
 export function ViewerNote() {
   return <p class="muted">You have viewer access: you can see everything here, and an admin of the workspace can make changes.</p>;
 }
+
+/**
+ * A cursor list: its first page loaded when `deps` change, and `moreButton(label)`, which
+ * appends the next page while there is one (with what went wrong, if it did).
+ */
+export function usePages<T>(page: (cursor?: string) => Promise<{ data: T[]; next_cursor: string | null }>, deps: unknown[]) {
+  const [items, setItems] = useState<T[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const { problem } = useLoad(async () => {
+    const first = await page();
+    setItems(first.data);
+    setCursor(first.next_cursor);
+    return first;
+  }, deps);
+  const more = useAction();
+  const moreButton = (label: string) => (
+    <>
+      {cursor && (
+        <button
+          type="button"
+          disabled={more.busy}
+          onClick={() =>
+            void more.run(async () => {
+              const next = await page(cursor);
+              setItems((all) => [...all, ...next.data]);
+              setCursor(next.next_cursor);
+              return null;
+            })
+          }
+        >
+          {label}
+        </button>
+      )}
+      <ProblemView problem={more.problem} />
+    </>
+  );
+  return { items, problem, moreButton };
+}

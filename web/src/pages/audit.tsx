@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { paths } from '../../generated/internal-api';
 import { api, must, type Schemas } from '../api';
-import { ProblemView, Table, useAction, useLoad, When } from '../ui';
+import { ProblemView, Table, usePages, When } from '../ui';
 
 type Entry = Schemas['AuditEntry'];
 type Action = NonNullable<paths['/audit-log']['get']['parameters']['query']>['action'];
@@ -15,16 +15,10 @@ void everyAction;
 export function AuditPage() {
   const [action, setAction] = useState<Action>(undefined);
   const [hideSignIns, setHideSignIns] = useState(false);
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const query = (next?: string) => must(api.GET('/audit-log', { params: { query: { limit: 50, ...(action ? { action } : {}), ...(hideSignIns ? { hide_sign_ins: true } : {}), ...(next ? { cursor: next } : {}) } } }));
-  const { problem } = useLoad(async () => {
-    const page = await query();
-    setEntries(page.data);
-    setCursor(page.next_cursor);
-    return page;
-  }, [action, hideSignIns]);
-  const more = useAction();
+  const { items: entries, problem, moreButton } = usePages<Entry>(
+    (next) => must(api.GET('/audit-log', { params: { query: { limit: 50, ...(action ? { action } : {}), ...(hideSignIns ? { hide_sign_ins: true } : {}), ...(next ? { cursor: next } : {}) } } })),
+    [action, hideSignIns],
+  );
   return (
     <>
       <h1>Audit log</h1>
@@ -62,23 +56,7 @@ export function AuditPage() {
             ))}
         </Table>
       )}
-      {cursor && (
-        <button
-          type="button"
-          disabled={more.busy}
-          onClick={() =>
-            void more.run(async () => {
-              const page = await query(cursor);
-              setEntries((all) => [...all, ...page.data]);
-              setCursor(page.next_cursor);
-              return null;
-            })
-          }
-        >
-          Show older entries
-        </button>
-      )}
-      <ProblemView problem={more.problem} />
+      {moreButton('Show older entries')}
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
-import { ProblemView, Table, useAction, useLoad, When } from '../ui';
+import { ProblemView, Table, useLoad, usePages, When } from '../ui';
 
 type Entry = Schemas['KeyRequest'];
 type Window = Schemas['KeyRequestSummary']['last_24_hours'];
@@ -42,17 +42,9 @@ function ErrorSummary({ day, week }: { day: Window; week: Window }) {
 export function KeyRequestsPage({ id }: { id: string }) {
   const [status, setStatus] = useState('');
   const [round, setRound] = useState(0);
-  const [entries, setEntries] = useState<Entry[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const query = (next?: string) => must(api.GET('/keys/{id}/requests', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}), ...(next ? { cursor: next } : {}) } } }));
   const summary = useLoad(() => must(api.GET('/keys/{id}/requests/summary', { params: { path: { id } } })), [id, round]);
-  const log = useLoad(async () => {
-    const page = await query();
-    setEntries(page.data);
-    setCursor(page.next_cursor);
-    return page;
-  }, [id, status, round]);
-  const more = useAction();
+  const log = usePages<Entry>((next) => must(api.GET('/keys/{id}/requests', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}), ...(next ? { cursor: next } : {}) } } })), [id, status, round]);
+  const entries = log.items;
   return (
     <>
       <p>
@@ -101,23 +93,7 @@ export function KeyRequestsPage({ id }: { id: string }) {
           ))}
         </Table>
       )}
-      {cursor && (
-        <button
-          type="button"
-          disabled={more.busy}
-          onClick={() =>
-            void more.run(async () => {
-              const page = await query(cursor);
-              setEntries((all) => [...all, ...page.data]);
-              setCursor(page.next_cursor);
-              return null;
-            })
-          }
-        >
-          Show older requests
-        </button>
-      )}
-      <ProblemView problem={more.problem} />
+      {log.moreButton('Show older requests')}
     </>
   );
 }
