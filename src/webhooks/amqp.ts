@@ -31,21 +31,25 @@ interface Link {
   channel: amqp.ConfirmChannel;
 }
 
-/** Publishes signed deliveries to RabbitMQ with publisher confirms, one connection per server and login (see createAmqpSender). */
+/**
+ * Publishes signed deliveries to RabbitMQ with publisher confirms, one connection and channel per
+ * destination (server, login and exchange): the broker closes a channel that publishes to a
+ * missing exchange, which must not fail the deliveries of another destination on the same broker.
+ */
 export type AmqpSender = ReturnType<typeof createAmqpSender>;
 
 export function createAmqpSender(options: { resolve: Resolve; allowPrivate: boolean; timeoutMs: number; clock: Clock }) {
   const { resolve, allowPrivate, timeoutMs, clock } = options;
   const links = new Map<string, Promise<Link>>();
 
-  /** A confirm channel to the URL's broker, at an address just checked as allowed; a channel the broker closed (a missing exchange) is opened again next time. */
-  async function linkTo(url: URL): Promise<Link> {
+  /** A confirm channel for the URL's exchange on its broker, at an address just checked as allowed; a channel the broker closed (a missing exchange) is opened again next time. */
+  async function linkTo(url: URL, exchange: string): Promise<Link> {
     const [address] = await checkHost(bareHost(url), resolve, allowPrivate);
     if (address === undefined) throw new DestinationError(`${url.hostname} does not resolve`);
     const port = Number(url.port || AMQP_PORT);
     const username = decodeURIComponent(url.username) || 'guest';
     const password = decodeURIComponent(url.password) || 'guest';
-    const key = `${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}`;
+    const key = `${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}|${exchange}`;
     let pending = links.get(key);
     if (!pending) {
       pending = (async () => {
@@ -76,7 +80,7 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
     try {
       const url = new URL(message.url);
       const exchange = decodeURIComponent(url.pathname.slice(1));
-      ({ channel } = await linkTo(url));
+      ({ channel } = await linkTo(url, exchange));
       const open = channel;
       const timestamp = Math.floor(Date.now() / 1000);
       const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
