@@ -1,5 +1,5 @@
 /**
- * What the benchmarks share: a fresh MariaDB database, keys spread over a workspace, servers
+ * What the benchmarks share: a fresh MariaDB or PostgreSQL database (or SQLite file), keys spread over a workspace, servers
  * started as child processes, and autocannon runs summarised in alternating rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,13 +17,15 @@ const RAW_URL = process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/t
 /** `BENCH_DATABASE_URL=sqlite:FILE` benchmarks the embedded default: SQLite and the in-memory limiter. */
 export const EMBEDDED = RAW_URL.startsWith('sqlite:');
 const SERVER_URL = new URL(EMBEDDED ? 'mysql://unused' : RAW_URL);
+/** `BENCH_DATABASE_URL=postgres://...` benchmarks PostgreSQL + Redis. */
+const POSTGRES = SERVER_URL.protocol.startsWith('postgres');
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Load is spread over this many keys (6000 requests/minute each) so the limiter admits it all. */
 export const KEYS = 100;
 const DATABASE = 'wsapi_bench';
-/** MySQL requires SECRET_KEYS: one for the run (every bench database is made afresh). */
+/** A database server requires SECRET_KEYS: one for the run (every bench database is made afresh). */
 const SECRET_KEYS = process.env.SECRET_KEYS ?? newKey();
 
 /**
@@ -39,7 +41,7 @@ export function storageFor(name = ''): Record<string, string> {
 }
 export const env = { PATH: process.env.PATH ?? '', ...storageFor(), LOG_LEVEL: 'warn', WORKER: 'off', PORT: '0' };
 /** What the figures were measured on. */
-export const BACKEND = EMBEDDED ? 'the embedded default (SQLite, in-memory limiter)' : 'MariaDB + Redis';
+export const BACKEND = EMBEDDED ? 'the embedded default (SQLite, in-memory limiter)' : POSTGRES ? 'PostgreSQL + Redis' : 'MariaDB + Redis';
 
 /** Drops and recreates a bench database (`name`: see storageFor), migrated, with one workspace and KEYS keys holding `scopes`. */
 export async function freshDatabase(scopes: string[], name = ''): Promise<{ db: Knex; workspaceId: string; tokens: string[] }> {
@@ -55,9 +57,15 @@ export async function emptyDatabase(name = ''): Promise<void> {
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
   } else {
     const database = new URL(url).pathname.slice(1);
-    const server = knex({ client: 'mysql2', connection: { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || 3306), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) } });
-    await server.raw('DROP DATABASE IF EXISTS ??', [database]);
-    await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
+    const connection = { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || (POSTGRES ? 5432 : 3306)), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) };
+    const server = POSTGRES ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
+    if (POSTGRES) {
+      await server.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [database]);
+      await server.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [database]);
+    } else {
+      await server.raw('DROP DATABASE IF EXISTS ??', [database]);
+      await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
+    }
     await server.destroy();
   }
 }

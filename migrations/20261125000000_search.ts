@@ -20,6 +20,8 @@ export async function up(knex: Knex): Promise<void> {
     t.string('resource', 64).notNullable();
     const term = t.string('term', 64).notNullable();
     if (mysql) term.collate('utf8mb4_bin');
+    // PostgreSQL: byte order (the C collation), in which the prefix range's index seek is exact.
+    if (knex.client.config.client === 'pg') term.collate('C');
     t.bigInteger('created_at').notNullable();
     t.string('object_id', 64).notNullable();
     t.primary(['workspace_id', 'resource', 'term', 'created_at', 'object_id']);

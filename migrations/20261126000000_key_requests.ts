@@ -30,7 +30,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('request_id', 128).notNullable();
     t.string('ip', 45).notNullable();
   };
-  if (knex.client.config.client === 'mysql2') {
+  if (knex.client.config.client !== 'better-sqlite3') {
     await knex.schema.createTable('key_requests', (t) => {
       columns(t);
       t.primary(['key_id', 'at', 'id']);

@@ -6,7 +6,8 @@ import { createDb } from './db/connect.js';
 import { createReads, type Reads } from './db/reads.js';
 import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
-import { createNotifier, type Notifier } from './events/notify.js';
+import { createNotifier, redisChannel, type Notifier } from './events/notify.js';
+import { pgChannel } from './events/pg-channel.js';
 import { systemClock, type Clock } from './common/clock.js';
 import type { Keyring } from './secrets/keyring.js';
 import { loadKeyring } from './secrets/load.js';
@@ -55,7 +56,13 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const db = createDb(config.database, log);
   const reads = createReads(db, config.database);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
-  const notifier = createNotifier(config.redisUrl, config.redisPrefix, redis ? { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) } : undefined, log);
+  const notifier = createNotifier(
+    redis && config.redisUrl
+      ? redisChannel(config.redisUrl, config.redisPrefix, { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) }, log)
+      : config.database.client === 'postgres'
+        ? pgChannel(config.database.url, db, log)
+        : undefined,
+  );
   const clock = overrides.clock ?? systemClock;
   return Object.freeze({
     config,

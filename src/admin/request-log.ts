@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { ApiError } from '../common/errors.js';
 import { asNumber } from '../db/decode.js';
-import { isMysql, isUnavailable } from '../db/dialect.js';
+import { dialectOf, isUnavailable, type Dialect } from '../db/dialect.js';
+import { numbered } from '../db/driver.js';
 import { writeTransaction } from '../db/tx.js';
 import { iso } from '../db/iso.js';
 import { keysetPage } from '../kernel/keyset.js';
@@ -113,14 +114,22 @@ function* runs<T>(items: readonly T[]): Generator<T[]> {
   for (const size of SIZES) for (; items.length - i >= size; i += size) yield items.slice(i, i + size);
 }
 
-const insertText = (mysql: boolean, size: number) => `INSERT ${mysql ? 'IGNORE' : 'OR IGNORE'} INTO key_requests (${COLUMNS.join(', ')}) VALUES ${Array.from({ length: size }, () => ROW).join(', ')}`;
-const INSERTS = new Map([true, false].flatMap((mysql) => SIZES.map((size) => [`${mysql} ${size}`, insertText(mysql, size)])));
-
-const upsertText = (mysql: boolean, size: number) =>
-  `INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${Array.from({ length: size }, () => '(?, ?, ?, ?, ?)').join(', ')} ${
-    mysql ? 'ON DUPLICATE KEY UPDATE requests = requests + VALUES(requests)' : 'ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = requests + excluded.requests'
-  }`;
-const UPSERTS = new Map([true, false].flatMap((mysql) => SIZES.map((size) => [`${mysql} ${size}`, upsertText(mysql, size)])));
+const IGNORING: Record<Dialect, (sql: string) => string> = {
+  mysql: (sql) => sql.replace(/^INSERT/, 'INSERT IGNORE'),
+  sqlite: (sql) => sql.replace(/^INSERT/, 'INSERT OR IGNORE'),
+  postgres: (sql) => numbered(`${sql} ON CONFLICT DO NOTHING`),
+};
+const ADDING: Record<Dialect, (sql: string) => string> = {
+  mysql: (sql) => `${sql} ON DUPLICATE KEY UPDATE requests = requests + VALUES(requests)`,
+  sqlite: (sql) => `${sql} ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = requests + excluded.requests`,
+  postgres: (sql) => numbered(`${sql} ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = key_request_errors.requests + excluded.requests`),
+};
+const rows = (size: number, row: string) => Array.from({ length: size }, () => row).join(', ');
+const statements = (dialect: Dialect) => ({
+  inserts: new Map<number, string>(SIZES.map((size) => [size, IGNORING[dialect](`INSERT INTO key_requests (${COLUMNS.join(', ')}) VALUES ${rows(size, ROW)}`)])),
+  upserts: new Map<number, string>(SIZES.map((size) => [size, ADDING[dialect](`INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${rows(size, '(?, ?, ?, ?, ?)')}`)])),
+});
+const STATEMENTS = { mysql: statements('mysql'), sqlite: statements('sqlite'), postgres: statements('postgres') };
 
 /**
  * The entries, and their errors added to their hourly counts, in one transaction of the driver
@@ -137,7 +146,7 @@ async function insert(db: Knex, entries: readonly RequestEntry[]): Promise<void>
     if (counted) counted[4] += 1;
     else errors.set(id, [e.keyId, hour, e.status, code, 1]);
   }
-  const mysql = isMysql(db);
+  const { inserts, upserts } = STATEMENTS[dialectOf(db)];
   await writeTransaction(db, async (tx) => {
     for (const run of runs(entries)) {
       const values: unknown[] = [];
@@ -145,9 +154,9 @@ async function insert(db: Knex, entries: readonly RequestEntry[]): Promise<void>
         const path = e.path.length > PATH_LENGTH ? `${e.path.slice(0, PATH_LENGTH - 1)}…` : e.path;
         values.push(e.keyId, e.at, e.id, e.method, e.route, path, e.status, Math.floor(e.status / 100), e.errorCode, e.durationUs, e.requestId, e.ip);
       }
-      await tx.run(INSERTS.get(`${mysql} ${run.length}`)!, values);
+      await tx.run(inserts.get(run.length)!, values);
     }
-    for (const run of runs([...errors.values()])) await tx.run(UPSERTS.get(`${mysql} ${run.length}`)!, run.flat());
+    for (const run of runs([...errors.values()])) await tx.run(upserts.get(run.length)!, run.flat());
   });
 }
 

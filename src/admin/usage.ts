@@ -86,13 +86,13 @@ export class UsageMeter extends BatchedWriter {
   }
 }
 
-/** Adds a batch of counts to their hourly rows: one statement, parameterised, on either backend. */
+/** Adds a batch of counts to their hourly rows: one statement, parameterised, on every backend. */
 async function upsert(db: Knex, batch: readonly Bucket[]): Promise<void> {
   const values = batch.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
   const bindings = batch.flatMap((b) => [b.keyId, b.workspaceId, b.hour, b.requests, b.rate_limited, b.client_errors, b.server_errors]);
   const update = isMysql(db)
     ? `ON DUPLICATE KEY UPDATE ${COUNTERS.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
-    : `ON CONFLICT (key_id, hour) DO UPDATE SET ${COUNTERS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
+    : `ON CONFLICT (key_id, hour) DO UPDATE SET ${COUNTERS.map((c) => `${c} = key_usage.${c} + excluded.${c}`).join(', ')}`;
   await db.raw(`INSERT INTO key_usage (key_id, workspace_id, hour, ${COUNTERS.join(', ')}) VALUES ${values} ${update}`, bindings);
 }
 

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
-  | { client: 'mysql'; url: string };
+  | { client: 'mysql'; url: string }
+  | { client: 'postgres'; url: string };
 
 /** Every setting, read once by loadConfig(): its type is what that function returns. */
 export type Config = ReturnType<typeof loadConfig>;
@@ -114,10 +115,14 @@ function parseDatabase(url: string): DatabaseConfig {
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError('DATABASE_URL', 'is not a URL (expected sqlite:FILE or mysql://user:pass@host:3306/db)');
+    throw new ConfigError('DATABASE_URL', 'is not a URL (expected sqlite:FILE, mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db)');
+  }
+  if (parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:') {
+    if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'a postgres URL must name a database, as in postgres://postgres@127.0.0.1:5432/test');
+    return { client: 'postgres', url };
   }
   if (parsed.protocol !== 'mysql:') {
-    throw new ConfigError('DATABASE_URL', `unsupported scheme "${parsed.protocol}" (expected sqlite: or mysql:)`);
+    throw new ConfigError('DATABASE_URL', `unsupported scheme "${parsed.protocol}" (expected sqlite:, mysql: or postgres:)`);
   }
   if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'a mysql URL must name a database, as in mysql://root@127.0.0.1:3306/test');
   return { client: 'mysql', url };
@@ -183,8 +188,8 @@ function parseOrigins(raw: string | undefined): string[] {
 
 function parseSecretKeys(raw: string | undefined, database: DatabaseConfig): readonly Buffer[] | undefined {
   if (raw === undefined || raw.trim() === '') {
-    if (database.client === 'mysql') {
-      throw new ConfigError('SECRET_KEYS', 'is required with a MySQL DATABASE_URL: webhook secrets are stored encrypted under it. Make a key with `openssl rand -base64 32`, set SECRET_KEYS to it, and keep it apart from the database and its backups');
+    if (database.client !== 'sqlite') {
+      throw new ConfigError('SECRET_KEYS', `is required with a ${database.client === 'mysql' ? 'MySQL' : 'PostgreSQL'} DATABASE_URL: webhook secrets are stored encrypted under it. Make a key with \`openssl rand -base64 32\`, set SECRET_KEYS to it, and keep it apart from the database and its backups`);
     }
     return undefined;
   }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../common/config.js';
 
@@ -26,7 +27,25 @@ function keepStatements(conn: { prepare(sql: string): unknown }): void {
   };
 }
 
-/** Knex settings for either backend; the only place that knows how each is opened. */
+// PostgreSQL's bigint (int8, also what COUNT answers) and numeric (what SUM of a bigint answers)
+// arrive as text, for want of a JavaScript type that holds every value: this service's are
+// milliseconds, amounts in minor units and counts, all within a double's exact integers.
+pg.types.setTypeParser(pg.types.builtins.INT8, Number);
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, Number);
+
+/** The parts of a mysql:// or postgres:// URL a driver takes. */
+export function serverConnection(url: string, defaultPort: number) {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : defaultPort,
+    user: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+    database: decodeURIComponent(parsed.pathname.slice(1)),
+  };
+}
+
+/** Knex settings for each backend; the only place that knows how each is opened. */
 export function knexSettings(database: DatabaseConfig): Knex.Config {
   if (database.client === 'sqlite') {
     return {
@@ -47,15 +66,19 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
       },
     };
   }
-  const url = new URL(database.url);
+  if (database.client === 'postgres') {
+    return {
+      client: 'pg',
+      // READ COMMITTED is PostgreSQL's default: claims (FOR UPDATE SKIP LOCKED) lock only the rows they take.
+      connection: { ...serverConnection(database.url, 5432), connectionTimeoutMillis: 5000, application_name: 'workspace-api' },
+      pool: { min: 0, max: 10 },
+      acquireConnectionTimeout: 5000,
+    };
+  }
   return {
     client: 'mysql2',
     connection: {
-      host: url.hostname,
-      port: url.port ? Number(url.port) : 3306,
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      database: decodeURIComponent(url.pathname.slice(1)),
+      ...serverConnection(database.url, 3306),
       charset: 'utf8mb4',
       connectTimeout: 5000,
     },

@@ -1,46 +1,70 @@
 import knex, { type Knex } from 'knex';
 import type { DatabaseConfig } from '../common/config.js';
 import { StartupError } from '../common/errors.js';
+import { serverConnection } from './connect.js';
 import { migrateLatest, type MigrationParams } from './migrate.js';
 
 /**
- * A connection refused for its database: it does not exist (1049), or, as MariaDB tells a user
- * with no right on it whether or not it exists, this user may not use it (1044).
+ * A connection refused for its database: it does not exist (MySQL 1049, PostgreSQL 3D000), or,
+ * as MariaDB tells a user with no right on it whether or not it exists, this user may not use
+ * it (1044).
  */
-export const isMissingDatabase = (err: unknown) => ['ER_BAD_DB_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(String((err as { code?: unknown } | null)?.code));
+export const isMissingDatabase = (err: unknown) => ['ER_BAD_DB_ERROR', 'ER_DBACCESS_DENIED_ERROR', '3D000'].includes(String((err as { code?: unknown } | null)?.code));
+
+/** How each server creates a database, and what an administrator runs when this user may not. */
+const CREATING = {
+  mysql: {
+    client: 'mysql2',
+    port: 3306,
+    // No database named: MySQL lets a user connect to none.
+    maintenance: undefined,
+    create: (admin: Knex, name: string) => admin.raw('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4', [name]),
+    sql: (name: string, user: string) => {
+      const quoted = `\`${name.replace(/`/g, '``')}\``;
+      return `CREATE DATABASE IF NOT EXISTS ${quoted} CHARACTER SET utf8mb4; GRANT ALL ON ${quoted}.* TO '${user}'@'%';`;
+    },
+  },
+  postgres: {
+    client: 'pg',
+    port: 5432,
+    // PostgreSQL connects to a database always: the one every cluster has for this.
+    maintenance: 'postgres',
+    // UTF-8 whatever the cluster's default, from template0 (whose encoding may differ from it).
+    create: (admin: Knex, name: string) => admin.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [name]),
+    sql: (name: string, user: string) => `CREATE DATABASE "${name.replace(/"/g, '""')}" ENCODING 'UTF8' TEMPLATE template0 OWNER "${user.replace(/"/g, '""')}";`,
+  },
+} as const;
 
 /**
- * Creates the MySQL database DATABASE_URL names, which does not exist yet, with the same
- * user. A user without the right to create it gets a StartupError saying exactly what an
- * administrator runs.
+ * Creates the database DATABASE_URL names, which does not exist yet, with the same user. A user
+ * without the right to create it gets a StartupError saying exactly what an administrator runs.
  */
-export async function createMissingDatabase(databaseUrl: string): Promise<string> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  const user = decodeURIComponent(url.username);
-  const admin = knex({ client: 'mysql2', connection: { host: url.hostname, port: url.port ? Number(url.port) : 3306, user, password: decodeURIComponent(url.password), connectTimeout: 5000 } });
+export async function createMissingDatabase(database: Extract<DatabaseConfig, { url: string }>): Promise<string> {
+  const how = CREATING[database.client];
+  const { database: name, ...server } = serverConnection(database.url, how.port);
+  const admin = knex({ client: how.client, connection: { ...server, ...(how.maintenance ? { database: how.maintenance } : {}), ...(how.client === 'pg' ? { connectionTimeoutMillis: 5000 } : { connectTimeout: 5000 }) } });
   try {
-    await admin.raw('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4', [name]);
+    await how.create(admin, name);
     return name;
   } catch (err) {
-    const quoted = `\`${name.replace(/`/g, '``')}\``;
-    const sql = `CREATE DATABASE IF NOT EXISTS ${quoted} CHARACTER SET utf8mb4; GRANT ALL ON ${quoted}.* TO '${user}'@'%';`;
-    throw new StartupError(`The database "${name}" (DATABASE_URL) does not exist or user "${user}" may not use it, and "${user}" may not create it (${(err as { code?: string }).code ?? (err as Error).message}). Have an administrator run: ${sql} Then start again.`);
+    // Created meanwhile by another process starting (PostgreSQL has no IF NOT EXISTS here).
+    if ((err as { code?: unknown }).code === '42P04') return name;
+    throw new StartupError(`The database "${name}" (DATABASE_URL) does not exist or user "${server.user}" may not use it, and "${server.user}" may not create it (${(err as { code?: string }).code ?? (err as Error).message}). Have an administrator run: ${how.sql(name, server.user)} Then start again.`);
   } finally {
     await admin.destroy();
   }
 }
 
 /**
- * Brings the database to the latest schema, first creating a MySQL database that does not exist
- * yet (when the user may). What every entry point that migrates calls.
+ * Brings the database to the latest schema, first creating a MySQL or PostgreSQL database that
+ * does not exist yet (when the user may). What every entry point that migrates calls.
  */
 export async function migrateCreating(db: Knex, database: DatabaseConfig, dirs: readonly string[], params: MigrationParams = {}): Promise<{ applied: string[]; created?: string }> {
   try {
     return { applied: await migrateLatest(db, dirs, params) };
   } catch (err) {
-    if (database.client !== 'mysql' || !isMissingDatabase(err)) throw err;
-    const created = await createMissingDatabase(database.url);
+    if (database.client === 'sqlite' || !isMissingDatabase(err)) throw err;
+    const created = await createMissingDatabase(database);
     return { applied: await migrateLatest(db, dirs, params), created };
   }
 }

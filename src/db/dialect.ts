@@ -1,7 +1,15 @@
 import type { Knex } from 'knex';
 import { CommitOutcomeUnknown } from '../common/errors.js';
 
-/** The few places where MySQL and SQLite report the same thing differently. */
+/** The few places where MySQL, PostgreSQL and SQLite report the same thing differently. */
+
+export type Dialect = 'sqlite' | 'mysql' | 'postgres';
+
+/** Which of the three backends `db` talks to. */
+export function dialectOf(db: Knex): Dialect {
+  const client = db.client.config.client;
+  return client === 'mysql2' ? 'mysql' : client === 'pg' ? 'postgres' : 'sqlite';
+}
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -13,6 +21,15 @@ const UNAVAILABLE_CODES = new Set([
   'ER_CON_COUNT_ERROR',
   'SQLITE_BUSY',
   'SQLITE_CANTOPEN',
+  // PostgreSQL: the server shut down or went away, too many connections, cannot connect now.
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
 ]);
 
 /** True for errors that mean "the database cannot be reached now", as opposed to a bug. */
@@ -21,15 +38,22 @@ export function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  // node-postgres, as a connection ends under a query or one is used after it ended.
+  if (/^Connection terminated|^Client has encountered a connection error|^Client was closed/.test(error.message)) return true;
   return error.name === 'KnexTimeoutError';
 }
 
-/** MySQL/MariaDB, as opposed to the embedded SQLite. */
+/** MySQL/MariaDB. */
 export function isMysql(db: Knex): boolean {
   return db.client.config.client === 'mysql2';
 }
 
-const DUPLICATE_CODES = new Set(['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE']);
+/** A database server (MySQL or PostgreSQL), as opposed to the embedded SQLite. */
+export function isServer(db: Knex): boolean {
+  return dialectOf(db) !== 'sqlite';
+}
+
+const DUPLICATE_CODES = new Set(['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE', '23505']);
 
 /** An insert hit a primary or unique key that another row already holds. */
 export function isDuplicateKey(error: unknown): boolean {
@@ -37,10 +61,13 @@ export function isDuplicateKey(error: unknown): boolean {
   return typeof code === 'string' && DUPLICATE_CODES.has(code);
 }
 
-/** InnoDB chose this transaction as a deadlock's victim; running it again is the documented cure. */
+/**
+ * InnoDB or PostgreSQL chose this transaction as a deadlock's victim, or PostgreSQL could not
+ * serialise it: running it again is the documented cure.
+ */
 function isDeadlock(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return code === 'ER_LOCK_DEADLOCK';
+  return code === 'ER_LOCK_DEADLOCK' || code === '40P01' || code === '40001';
 }
 
 const DEADLOCK_ATTEMPTS = 5;
@@ -73,7 +100,7 @@ export async function retryingDeadlocks<T>(attempt: (committing: () => void) => 
  * through the driver instead (db/tx.ts); this is for everything off the hot path.
  */
 export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const sqlite = !isMysql(db);
+  const sqlite = dialectOf(db) === 'sqlite';
   if (sqlite) return inTurn(db, () => run(db, work, sqlite));
   return run(db, work, sqlite);
 }
@@ -142,8 +169,12 @@ const CLAIM_WINDOW = 3;
  * Each claim picks its rows at random among the first few claimable ones, so that workers
  * claiming at once rarely want the same rows.
  *
- * SQLite (no row locks, one writer): one UPDATE over a subquery, whose write lock serialises the
- * rest of the transaction, RETURNING the keys it took.
+ * PostgreSQL: one UPDATE over a subquery that locks the first claimable rows (FOR UPDATE SKIP
+ * LOCKED: rows another claim holds are passed over), RETURNING the keys it took; its row locks
+ * take no index locks, so there is no second lock order to keep.
+ *
+ * SQLite (no row locks, one writer): the same UPDATE without the locking clause, whose write
+ * lock serialises the rest of the transaction.
  */
 export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
   if (isMysql(trx)) {
@@ -155,8 +186,9 @@ export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise
     if (locked.length > 0) await trx(spec.table).whereIn(spec.key, locked).update(spec.set);
     return locked;
   }
+  const first = spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit);
   const claimed = (await trx(spec.table)
-    .whereIn(spec.key, spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit))
+    .whereIn(spec.key, dialectOf(trx) === 'postgres' ? first.forUpdate().skipLocked() : first)
     .update(spec.set, [spec.key])) as unknown as Record<string, unknown>[];
   return claimed.map((r) => String(r[spec.key]));
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 
 /**
@@ -27,4 +28,36 @@ export function mysqlCall(connection: MysqlConnection, sql: string, values?: rea
     if (values) connection.execute(sql, values, done);
     else connection.query(sql, done);
   });
+}
+
+export type PgConnection = { query(config: string | { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Record<string, unknown>[] }> };
+
+/** Each statement text's name as a PostgreSQL prepared statement: the same text, the same name, on every connection. */
+const pgNames = new Map<string, string>();
+
+function pgName(sql: string): string {
+  let name = pgNames.get(sql);
+  if (name === undefined) pgNames.set(sql, (name = `ws_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`));
+  return name;
+}
+
+/**
+ * node-postgres: a statement with values as a named prepared statement (parsed once per
+ * connection, which remembers the names it parsed), or a text without.
+ */
+export async function pgCall(connection: PgConnection, sql: string, values?: readonly unknown[]): Promise<Record<string, unknown>[]> {
+  try {
+    const result = await connection.query(values ? { name: pgName(sql), text: sql, values: [...values] } : sql);
+    return result.rows;
+  } catch (error) {
+    // As mysql2 does: the statement's text (its placeholders, never its values) on the error, for the log's summary (db/errors.ts).
+    if (error instanceof Error) Object.assign(error, { sql });
+    throw error;
+  }
+}
+
+/** A text written with `?` for its values, as PostgreSQL numbers them ($1, $2...); no `?` may appear in a string literal. */
+export function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
 }

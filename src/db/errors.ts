@@ -42,6 +42,8 @@ export function isDbError(error: unknown): error is DriverError {
   const e = error as DriverError;
   if (e.sql !== undefined || e.bindings !== undefined || e.sqlMessage !== undefined || e.sqlState !== undefined) return true;
   if (e.name === 'KnexTimeoutError' || e.name === 'SqliteError') return true;
+  // node-postgres: the server's error (its SQLSTATE in `code`, with a severity and the routine that raised it).
+  if (typeof (e as { severity?: unknown }).severity === 'string' && typeof e.code === 'string') return true;
   return typeof e.code === 'string' && /^(ER_|SQLITE_)/.test(e.code);
 }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isMysql } from './dialect.js';
+import { dialectOf, isMysql } from './dialect.js';
 
 /**
  * Creates a resource table with what the kernel needs: id, workspace_id, created_at and
@@ -47,7 +47,9 @@ export function keysetSource(db: Knex, table: string, column: 'created_at' | 'up
  * workspace's condition then uses no index); MariaDB by leaving the keyset indexes out.
  */
 export function drivenByTerms(db: Knex, table: string, workspaceId: string): Knex.QueryBuilder {
-  if (isMysql(db)) return db.from(db.raw('?? IGNORE INDEX (??, ??)', [table, keysetIndex(table, 'created_at'), keysetIndex(table, 'updated_at')])).where('workspace_id', workspaceId);
+  const dialect = dialectOf(db);
+  if (dialect === 'mysql') return db.from(db.raw('?? IGNORE INDEX (??, ??)', [table, keysetIndex(table, 'created_at'), keysetIndex(table, 'updated_at')])).where('workspace_id', workspaceId);
+  if (dialect === 'postgres') return db.from(table).where('workspace_id', workspaceId);
   return db.from(table).whereRaw('+?? = ?', ['workspace_id', workspaceId]);
 }
 
@@ -56,6 +58,10 @@ export async function indexNames(db: Knex, table: string): Promise<Set<string>> 
   if (isMysql(db)) {
     const [rows] = (await db.raw('SHOW INDEX FROM ??', [table])) as [Array<{ Key_name: string }>];
     return new Set(rows.map((r) => r.Key_name));
+  }
+  if (dialectOf(db) === 'postgres') {
+    const { rows } = (await db.raw('SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = ?', [table])) as { rows: Array<{ indexname: string }> };
+    return new Set(rows.map((r) => r.indexname));
   }
   const rows = (await db.raw('SELECT name FROM pragma_index_list(?)', [table])) as Array<{ name: string }>;
   return new Set(rows.map((r) => r.name));

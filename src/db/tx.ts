@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { isMysql, retryingDeadlocks } from './dialect.js';
-import { mysqlCall, withConnection, type MysqlConnection, type SqliteConnection } from './driver.js';
+import { dialectOf, retryingDeadlocks } from './dialect.js';
+import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
@@ -12,6 +12,7 @@ import { mysqlCall, withConnection, type MysqlConnection, type SqliteConnection 
  * after another process committed, would fail with SQLITE_BUSY_SNAPSHOT; one that starts with
  * the lock waits its turn), and the connection keeps its prepared statements (db/connect.ts).
  * MySQL: mysql2's `execute`, whose statement cache prepares each text once per connection.
+ * PostgreSQL: node-postgres's named statements, each text parsed once per connection.
  * Both: retried on deadlock, and a connection lost at COMMIT is told apart (retryingDeadlocks).
  */
 export interface Tx {
@@ -52,16 +53,25 @@ function mysqlSession(connection: MysqlConnection): Session {
   };
 }
 
+function pgSession(connection: PgConnection): Session {
+  return {
+    all: (sql, values) => pgCall(connection, sql, bind(values)),
+    run: async (sql, values) => void (await pgCall(connection, sql, bind(values))),
+    control: async (sql) => void (await pgCall(connection, sql)),
+  };
+}
+
 /**
  * Runs `work` in a write transaction on one of knex's connections; `work` must touch nothing but
  * the database (it may run again). On SQLite the writes that arrive together commit together
  * (see groupCommit).
  */
 export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
-  if (!isMysql(db)) return groupCommit(db, work);
+  const dialect = dialectOf(db);
+  if (dialect === 'sqlite') return groupCommit(db, work);
   return retryingDeadlocks((committing) =>
     withConnection(db, async (connection) => {
-      const session = mysqlSession(connection as MysqlConnection);
+      const session = dialect === 'mysql' ? mysqlSession(connection as MysqlConnection) : pgSession(connection as PgConnection);
       await session.control('BEGIN');
       try {
         const result = await work(session);

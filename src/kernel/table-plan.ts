@@ -58,11 +58,13 @@ export function wantedIndexes(resource: CompiledResource): IndexSpec[] {
 }
 
 /** How a column reads in `columnInfo()`, in words. */
-const describe = (info: Knex.ColumnInfo) => `${info.type}${info.maxLength ? `(${info.maxLength})` : ''}`;
+const describe = (info: Knex.ColumnInfo) => `${info.type === 'character varying' ? 'varchar' : info.type}${info.maxLength ? `(${info.maxLength})` : ''}`;
 const wanted = (column: Column) => `${column.type}${column.length ? `(${column.length})` : ''}`;
 
 const INTEGERS = ['int', 'integer', 'mediumint', 'bigint'];
 const TEXTS = ['text', 'mediumtext', 'longtext'];
+// MySQL's and SQLite's names, then PostgreSQL's.
+const STRINGS = ['varchar', 'char', 'character varying', 'character'];
 
 /**
  * Whether a column holds every value of the kind: the same family, at least as long, at least
@@ -74,7 +76,7 @@ export function fits(info: Knex.ColumnInfo, column: Column): boolean {
   const length = Number(info.maxLength);
   switch (column.type) {
     case 'string':
-      return TEXTS.includes(type) || ((type === 'varchar' || type === 'char') && (!info.maxLength || length >= (column.length ?? 255)));
+      return TEXTS.includes(type) || (STRINGS.includes(type) && (!info.maxLength || length >= (column.length ?? 255)));
     case 'text':
       return TEXTS.includes(type);
     case 'integer':

@@ -21,7 +21,7 @@ import { Wakeup } from './wakeup.js';
  * p99 was 36 ms while 50,000 events were fanned out, against 26 ms; bench:backlog). MySQL's
  * statements do not hold the loop.
  */
-const FAN_OUT_BATCH = { mysql: 500, sqlite: 40 } as const;
+const FAN_OUT_BATCH = { mysql: 500, postgres: 500, sqlite: 40 } as const;
 const CLAIM_BATCH = 100;
 
 export interface Worker {

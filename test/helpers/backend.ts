@@ -10,13 +10,35 @@ import { migrateLatest } from '../../src/db/migrate.js';
 import { newKey } from '../../src/secrets/keyring.js';
 
 /**
- * The backend this run tests: the embedded default, or MySQL + Redis when DATABASE_URL and
- * REDIS_URL are set. Either way the run gets storage of its own (a temporary SQLite file, or a
- * fresh MySQL database and a Redis key prefix) and removes only what it created.
+ * The backend this run tests: the embedded default, or MySQL + Redis or PostgreSQL + Redis when
+ * DATABASE_URL (mysql:// or postgres://) and REDIS_URL are set. Either way the run gets storage
+ * of its own (a temporary SQLite file, or a fresh database on the server and a Redis key prefix)
+ * and removes only what it created.
  */
 export interface Backend {
-  kind: 'embedded' | 'mysql';
+  /** `mysql` and `postgres` are a database server with Redis. */
+  kind: 'embedded' | 'mysql' | 'postgres';
   env: Record<string, string>;
+}
+
+/** The database server this run's DATABASE_URL names, and how to create and drop a database there. */
+function serverOf(databaseUrl: string) {
+  const server = new URL(databaseUrl);
+  const postgres = server.protocol === 'postgres:' || server.protocol === 'postgresql:';
+  const connection = { host: server.hostname, port: Number(server.port || (postgres ? 5432 : 3306)), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) };
+  const admin = postgres ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
+  return {
+    kind: postgres ? ('postgres' as const) : ('mysql' as const),
+    create: (name: string) => (postgres ? admin.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [name]) : admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [name])),
+    // PostgreSQL: the connections a test left open (a killed process's) must not keep it.
+    drop: (name: string) => (postgres ? admin.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]) : admin.raw('DROP DATABASE IF EXISTS ??', [name])),
+    urlOf(name: string) {
+      const url = new URL(server.href);
+      url.pathname = `/${name}`;
+      return url.href;
+    },
+    destroy: () => admin.destroy(),
+  };
 }
 
 let current: Backend | undefined;
@@ -32,20 +54,17 @@ export const usesRedis = () => backend().env.REDIS_URL !== undefined;
 export async function setUpBackend(): Promise<void> {
   const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const base = { LOG_LEVEL: 'silent' };
-  if (process.env.DATABASE_URL?.startsWith('mysql:')) {
-    if (!process.env.REDIS_URL) throw new Error('set REDIS_URL with DATABASE_URL: the MySQL run tests MySQL + Redis');
-    const server = new URL(process.env.DATABASE_URL);
+  if (process.env.DATABASE_URL && !process.env.DATABASE_URL.startsWith('sqlite:')) {
+    if (!process.env.REDIS_URL) throw new Error('set REDIS_URL with DATABASE_URL: a database server run tests it with Redis');
+    const server = serverOf(process.env.DATABASE_URL);
     const database = `wsapi_test_${run}`;
-    const admin = knex({ client: 'mysql2', connection: { host: server.hostname, port: Number(server.port || 3306), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) } });
-    await admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
-    const url = new URL(server.href);
-    url.pathname = `/${database}`;
+    await server.create(database);
     const prefix = `wsapi_test_${run}:`;
-    // MySQL needs SECRET_KEYS (webhook secrets are sealed under it): one key for this run.
-    current = { kind: 'mysql', env: { ...base, DATABASE_URL: url.href, REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: prefix, SECRET_KEYS: process.env.SECRET_KEYS ?? newKey() } };
+    // A database server needs SECRET_KEYS (webhook secrets are sealed under it): one key for this run.
+    current = { kind: server.kind, env: { ...base, DATABASE_URL: server.urlOf(database), REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: prefix, SECRET_KEYS: process.env.SECRET_KEYS ?? newKey() } };
     cleanup = async () => {
-      await admin.raw('DROP DATABASE IF EXISTS ??', [database]);
-      await admin.destroy();
+      await server.drop(database);
+      await server.destroy();
       const redis = createClient({ url: process.env.REDIS_URL });
       await redis.connect();
       for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length > 0) await redis.del(keys);
@@ -69,17 +88,16 @@ export async function setUpBackend(): Promise<void> {
  */
 export async function isolatedDatabase(name: string): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   const { env } = backend();
-  if (backend().kind === 'mysql') {
+  if (backend().kind !== 'embedded') {
     const url = new URL(env.DATABASE_URL ?? '');
     const database = `${url.pathname.slice(1)}_${name}`;
-    const admin = knex({ client: 'mysql2', connection: { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) } });
-    await admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
-    url.pathname = `/${database}`;
+    const server = serverOf(url.href);
+    await server.create(database);
     return {
-      env: { DATABASE_URL: url.href, REDIS_URL: env.REDIS_URL ?? '', REDIS_PREFIX: `${env.REDIS_PREFIX ?? ''}${name}:` },
+      env: { DATABASE_URL: server.urlOf(database), REDIS_URL: env.REDIS_URL ?? '', REDIS_PREFIX: `${env.REDIS_PREFIX ?? ''}${name}:` },
       async drop() {
-        await admin.raw('DROP DATABASE IF EXISTS ??', [database]);
-        await admin.destroy();
+        await server.drop(database);
+        await server.destroy();
       },
     };
   }

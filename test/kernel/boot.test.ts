@@ -175,7 +175,8 @@ export async function down(knex) { await knex.schema.dropTable('notes'); }`,
 describe('a bad setting stops start-up, naming it', () => {
   for (const [env, message] of [
     [{ PORT: 'eighty' }, /PORT: must be an integer/],
-    [{ DATABASE_URL: 'postgres://x/y' }, /DATABASE_URL: unsupported scheme/],
+    [{ DATABASE_URL: 'mongodb://x/y' }, /DATABASE_URL: unsupported scheme "mongodb:" \(expected sqlite:, mysql: or postgres:\)/],
+    [{ DATABASE_URL: 'postgres://127.0.0.1:5432' }, /DATABASE_URL: a postgres URL must name a database/],
     [{ REDIS_URL: 'http://localhost' }, /REDIS_URL: unsupported scheme/],
     [{ REDIS_URL: 'redis-cluster://10.0.0.1,10.0.0.2:7000' }, /REDIS_URL: a cluster URL lists nodes as host:port/],
     [{ WORKER: 'sometimes' }, /WORKER: must be one of inline, off/],

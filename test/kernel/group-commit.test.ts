@@ -1,11 +1,13 @@
 import { expect } from 'chai';
+import { dialectOf } from '../../src/db/dialect.js';
+import { numbered } from '../../src/db/driver.js';
 import { writeTransaction } from '../../src/db/tx.js';
 import { backend } from '../helpers/backend.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /**
  * Writes started together (db/tx.ts): on SQLite they commit together, in one transaction; on
- * MySQL each has its own. Either way each answers as it would alone.
+ * MySQL and PostgreSQL each has its own. Either way each answers as it would alone.
  */
 describe('write transactions started together', () => {
   let app: TestApp;
@@ -16,8 +18,14 @@ describe('write transactions started together', () => {
   });
   after(() => app.close());
 
-  const insert = 'INSERT INTO events (id, workspace_id, type, object_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)';
-  const count = 'SELECT COUNT(*) AS n FROM events WHERE type = ?';
+  // PostgreSQL numbers its placeholders.
+  const native = (sql: string) => (dialectOf(app.deps.db) === 'postgres' ? numbered(sql) : sql);
+  let insert: string;
+  let count: string;
+  before(() => {
+    insert = native('INSERT INTO events (id, workspace_id, type, object_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+    count = native('SELECT COUNT(*) AS n FROM events WHERE type = ?');
+  });
 
   it('commits each that succeeds and none that fails, and a failure costs no other its write', async () => {
     const type = `test.group.${Date.now()}`;
@@ -28,7 +36,7 @@ describe('write transactions started together', () => {
       writeTransaction(app.deps.db, async (tx) => {
         await tx.run(insert, [`evt_group_${type}_${i}`, workspaceId, type, `obj_${i}`, '{}', Date.now()]);
         const [inside] = await tx.all(count, [type]);
-        // (On MySQL a read beside the transaction would wait for a connection the others hold.)
+        // (On a server a read beside the transaction would wait for a connection the others hold.)
         if (embedded) {
           const [committed] = await app.deps.reads.all(count, [type]);
           seen.push({ inside: Number(inside?.n), committed: Number(committed?.n) });

@@ -29,7 +29,10 @@ async function signalledAt(script: string, mark: string, env: Record<string, str
 }
 
 /** A knex of the test's own on a DATABASE_URL. */
-const connect = (url: string) => (url.startsWith('sqlite:') ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true }) : knex({ client: 'mysql2', connection: url }));
+const connect = (url: string) =>
+  url.startsWith('sqlite:')
+    ? knex({ client: 'better-sqlite3', connection: { filename: url.slice('sqlite:'.length) }, useNullAsDefault: true })
+    : knex({ client: url.startsWith('postgres') ? 'pg' : 'mysql2', connection: url });
 
 function tempDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-signals-'));

@@ -11,7 +11,7 @@ import { run, startServer } from '../helpers/processes.js';
 
 const KEY = /wsk_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}/;
 
-describe('start-up: the demo workspace and a MySQL database that does not exist', function () {
+describe('start-up: the demo workspace and a server database that does not exist', function () {
   this.timeout(60_000);
 
   it('makes no demo on the embedded default with DEMO=false', async () => {
@@ -54,19 +54,22 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
     }
   });
 
-  describe('on MariaDB', () => {
+  describe('on the database server (MariaDB or PostgreSQL)', () => {
     let admin: Knex;
     let base: URL;
+    let postgres = false;
     const made: string[] = [];
     before(function () {
-      if (backend().kind !== 'mysql') this.skip();
+      if (backend().kind === 'embedded') this.skip();
       base = new URL(backend().env.DATABASE_URL!);
-      admin = knex({ client: 'mysql2', connection: { host: base.hostname, port: Number(base.port || 3306), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) } });
+      postgres = backend().kind === 'postgres';
+      const connection = { host: base.hostname, port: Number(base.port || (postgres ? 5432 : 3306)), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) };
+      admin = postgres ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
     });
     after(async () => {
       if (!admin) return;
-      for (const name of made) await admin.raw('DROP DATABASE IF EXISTS ??', [name]);
-      await admin.raw("DROP USER IF EXISTS 'wsapi_limited'@'%'");
+      for (const name of made) await admin.raw(postgres ? 'DROP DATABASE IF EXISTS ?? WITH (FORCE)' : 'DROP DATABASE IF EXISTS ??', [name]);
+      await admin.raw(postgres ? 'DROP ROLE IF EXISTS wsapi_limited' : "DROP USER IF EXISTS 'wsapi_limited'@'%'");
       await admin.destroy();
     });
 
@@ -81,7 +84,8 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
       made.push(url.pathname.slice(1));
       return url.href;
     };
-    const exists = async (name: string) => ((await admin.raw('SHOW DATABASES LIKE ?', [name])) as [unknown[]])[0].length === 1;
+    const exists = async (name: string) =>
+      postgres ? ((await admin.raw('SELECT 1 FROM pg_database WHERE datname = ?', [name])) as { rows: unknown[] }).rows.length === 1 : ((await admin.raw('SHOW DATABASES LIKE ?', [name])) as [unknown[]])[0].length === 1;
 
     it('creates the database when the user may, migrates it, and makes no demo there', async () => {
       const url = missing('created');
@@ -92,7 +96,7 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
         expect(await exists(name)).to.equal(true);
         expect(server.stdout()).to.contain('"msg":"created the database"');
         // One line says it: no "Unknown database" warning, no stack trace before it.
-        expect(server.output()).not.to.match(/Unknown database|\n\s+at /);
+        expect(server.output()).not.to.match(/Unknown database|does not exist|\n\s+at /);
         expect(server.output()).not.to.match(KEY);
         expect((await fetch(`${server.url}/readyz`)).status).to.equal(200);
       } finally {
@@ -100,7 +104,7 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
       }
     });
 
-    it('makes the demo on MySQL with DEMO=true, its key on stderr and never in the JSON log stream', async () => {
+    it('makes the demo on the database server with DEMO=true, its key on stderr and never in the JSON log stream', async () => {
       const server = await startServer({ DATABASE_URL: missing('demo'), DEMO: 'true' });
       try {
         await new Promise((r) => setTimeout(r, 300));
@@ -112,7 +116,10 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
     });
 
     it('says exactly what to run when the user may not create it, in one line, and exits 1', async () => {
-      await admin.raw("CREATE USER IF NOT EXISTS 'wsapi_limited'@'%' IDENTIFIED BY 'limited-pass'");
+      if (postgres) {
+        await admin.raw('DROP ROLE IF EXISTS wsapi_limited');
+        await admin.raw("CREATE ROLE wsapi_limited LOGIN PASSWORD 'limited-pass'");
+      } else await admin.raw("CREATE USER IF NOT EXISTS 'wsapi_limited'@'%' IDENTIFIED BY 'limited-pass'");
       const url = missing('denied', { name: 'wsapi_limited', password: 'limited-pass' });
       const name = new URL(url).pathname.slice(1);
       const result = await run('src/server.ts', [], { DATABASE_URL: url, PORT: '0' });
@@ -120,7 +127,11 @@ describe('start-up: the demo workspace and a MySQL database that does not exist'
       const lines = result.stderr.trim().split('\n');
       expect(lines, result.stderr).to.have.length(1);
       expect(lines[0]).to.contain(`The database "${name}" (DATABASE_URL) does not exist or user "wsapi_limited" may not use it, and "wsapi_limited" may not create it`);
-      expect(lines[0]).to.contain(`Have an administrator run: CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4; GRANT ALL ON \`${name}\`.* TO 'wsapi_limited'@'%';`);
+      expect(lines[0]).to.contain(
+        postgres
+          ? `Have an administrator run: CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0 OWNER "wsapi_limited";`
+          : `Have an administrator run: CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4; GRANT ALL ON \`${name}\`.* TO 'wsapi_limited'@'%';`,
+      );
       expect(await exists(name)).to.equal(false);
       const migrate = await run('src/cli/migrate.ts', [], { DATABASE_URL: url });
       expect(migrate.code).to.equal(1);

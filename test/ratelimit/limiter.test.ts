@@ -143,6 +143,7 @@ describe('Redis stopping mid-run', () => {
 
 describe('backend of this run', () => {
   it('is the one the environment asked for', () => {
-    expect(backend().kind).to.equal(process.env.DATABASE_URL?.startsWith('mysql:') ? 'mysql' : 'embedded');
+    const url = process.env.DATABASE_URL ?? '';
+    expect(backend().kind).to.equal(url.startsWith('mysql:') ? 'mysql' : url.startsWith('postgres') ? 'postgres' : 'embedded');
   });
 });

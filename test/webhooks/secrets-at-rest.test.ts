@@ -176,11 +176,12 @@ describe('webhook secrets encrypted at rest (SECRET_KEYS)', function () {
       }
     });
 
-    it('on MySQL, refuses to start in one line saying how to make a key', async function () {
-      if (backend().kind !== 'mysql') this.skip();
+    it('on a database server, refuses to start in one line saying how to make a key', async function () {
+      if (backend().kind === 'embedded') this.skip();
       const result = await run('src/server.ts', [], { ...base(), SECRET_KEYS: '' });
       expect(result.code).to.equal(1);
-      expect(result.stderr.trim()).to.match(/^Configuration error: SECRET_KEYS: is required with a MySQL DATABASE_URL: .*openssl rand -base64 32/);
+      const server = backend().kind === 'mysql' ? 'MySQL' : 'PostgreSQL';
+      expect(result.stderr.trim()).to.match(new RegExp(`^Configuration error: SECRET_KEYS: is required with a ${server} DATABASE_URL: .*openssl rand -base64 32`));
       expect(result.stderr.trim().split('\n')).to.have.length(1);
     });
   });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isMysql } from '../../src/db/dialect.js';
+import { dialectOf } from '../../src/db/dialect.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { startServer, startWorkerProcess, type WorkerProcess } from '../helpers/processes.js';
 import { checkedFetcher, contractOf } from '../helpers/contract.js';
@@ -84,8 +84,12 @@ describe('delivery worker processes', function () {
   });
 
   it('three workers, six subscriptions, failures and retries while events keep coming: no deadlock, and every send recorded', async function () {
-    const mysql = isMysql(app.deps.db);
-    const deadlocks = async () => (mysql ? Number(((await app.deps.db.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) as [Array<{ Value: string }>])[0][0]?.Value) : 0);
+    const dialect = dialectOf(app.deps.db);
+    const deadlocks = async () => {
+      if (dialect === 'mysql') return Number(((await app.deps.db.raw("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'")) as [Array<{ Value: string }>])[0][0]?.Value);
+      if (dialect === 'postgres') return Number(((await app.deps.db.raw('SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()')) as { rows: Array<{ deadlocks: number }> }).rows[0]?.deadlocks);
+      return 0;
+    };
     const before = await deadlocks();
     // Half the subscriptions fail each delivery's first attempt: the worker then updates their
     // failure streak (an X lock on the subscription row) while fan-out inserts deliveries for

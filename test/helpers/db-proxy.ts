@@ -1,7 +1,7 @@
 import net from 'node:net';
 
 /**
- * A TCP proxy in front of MariaDB that can cut a connection exactly at COMMIT: the COMMIT
+ * A TCP proxy in front of MariaDB or PostgreSQL that can cut a connection exactly at COMMIT: the COMMIT
  * reaches the server (which commits), and the client's connection is closed before the answer
  * comes back, as when a network drops at the worst moment. While `refuse` is set, new
  * connections are closed at once (the database "is still away").
@@ -18,10 +18,19 @@ export interface CommitCutter {
   close(): Promise<void>;
 }
 
-const COMMIT = Buffer.from([0x03, ...Buffer.from('COMMIT')]);
+/**
+ * COMMIT as each protocol sends it: MySQL's COM_QUERY (0x03) then the text; PostgreSQL's simple
+ * Query message ('Q', its length, the text ending in a zero byte).
+ */
+const COMMIT = {
+  mysql: Buffer.from([0x03, ...Buffer.from('COMMIT')]),
+  postgres: Buffer.from([0x51, 0, 0, 0, 11, ...Buffer.from('COMMIT'), 0]),
+};
 
 export async function startCommitCutter(databaseUrl: string): Promise<CommitCutter> {
   const target = new URL(databaseUrl);
+  const postgres = target.protocol.startsWith('postgres');
+  const commit = postgres ? COMMIT.postgres : COMMIT.mysql;
   const sockets = new Set<net.Socket>();
   const cutter = { armed: false, refuse: false, cuts: 0 } as CommitCutter;
   const server = net.createServer((client) => {
@@ -32,7 +41,7 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
       client.destroy();
       return;
     }
-    const upstream = net.connect(Number(target.port || 3306), target.hostname);
+    const upstream = net.connect(Number(target.port || (postgres ? 5432 : 3306)), target.hostname);
     sockets.add(upstream);
     upstream.on('close', () => {
       sockets.delete(upstream);
@@ -42,7 +51,7 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
     let cutting = false;
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      if (cutter.armed && chunk.includes(COMMIT)) {
+      if (cutter.armed && chunk.includes(commit)) {
         cutter.armed = false;
         cutting = true;
         cutter.cuts++;
