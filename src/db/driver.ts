@@ -35,9 +35,16 @@ export type PgConnection = { query(config: string | { name?: string; text: strin
 /** Each statement text's name as a PostgreSQL prepared statement: the same text, the same name, on every connection. */
 const pgNames = new Map<string, string>();
 
-function pgName(sql: string): string {
+/**
+ * Texts a connection keeps prepared at most: the service's statements number a few hundred
+ * (batches and `[in]` lists of each length among them); past this, a new text runs unnamed
+ * (parsed each time), so that no connection's server process grows without bound.
+ */
+const PG_NAMED = 5000;
+
+function pgName(sql: string): string | undefined {
   let name = pgNames.get(sql);
-  if (name === undefined) pgNames.set(sql, (name = `ws_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`));
+  if (name === undefined && pgNames.size < PG_NAMED) pgNames.set(sql, (name = `ws_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`));
   return name;
 }
 
@@ -47,7 +54,8 @@ function pgName(sql: string): string {
  */
 export async function pgCall(connection: PgConnection, sql: string, values?: readonly unknown[]): Promise<Record<string, unknown>[]> {
   try {
-    const result = await connection.query(values ? { name: pgName(sql), text: sql, values: [...values] } : sql);
+    const name = values ? pgName(sql) : undefined;
+    const result = await connection.query(values ? { ...(name ? { name } : {}), text: sql, values: [...values] } : sql);
     return result.rows;
   } catch (error) {
     // As mysql2 does: the statement's text (its placeholders, never its values) on the error, for the log's summary (db/errors.ts).
