@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { args, LIMIT, named, param, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
 import { transaction } from '../db/dialect.js';
+import { drivenBy } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
 import type { CompiledResource, Registry } from './registry.js';
@@ -104,9 +105,14 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
       );
       counts.sort((a, b) => a.n - b.n);
       if (counts[0]?.n === 0) return undefined;
-      const q = from((counts[0]?.n ?? Infinity) <= DRIVING_MATCHES);
+      const driven = (counts[0]?.n ?? Infinity) <= DRIVING_MATCHES;
+      const q = from(driven);
       // The rarest word first: where its matches drive, the others are checked against them.
-      for (const { word } of counts) q.whereIn('id', starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END));
+      for (const [i, { word }] of counts.entries()) {
+        const matches = starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END);
+        if (i === 0 && driven) drivenBy(db, q, 'id', matches);
+        else q.whereIn('id', matches);
+      }
       return { q };
     },
   };
