@@ -48,11 +48,6 @@ export function isMysql(db: Knex): boolean {
   return db.client.config.client === 'mysql2';
 }
 
-/** A database server (MySQL or PostgreSQL), as opposed to the embedded SQLite. */
-export function isServer(db: Knex): boolean {
-  return dialectOf(db) !== 'sqlite';
-}
-
 const DUPLICATE_CODES = new Set(['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE', '23505']);
 
 /** An insert hit a primary or unique key that another row already holds. */
