@@ -73,18 +73,29 @@ export class KeyLookup {
     return auth.key.revokes_at !== null && auth.key.revokes_at <= this.clock.now();
   }
 
+  /**
+   * The answer kept for this token while it is fresh (null: known not to be a key), undefined
+   * when it must be looked up. The cache is keyed by the token itself, not its hash: hashing on
+   * every request cost as much as the rest of authentication, and the token is in this process's
+   * memory for its request anyway; an entry lives at most the TTL. Only a token that passed its
+   * checksum is ever looked up, so only such tokens are kept.
+   */
+  cached(token: string): AuthContext | null | undefined {
+    const entry = this.cache.get(token);
+    return entry && entry.expires > this.clock.now() && entry.version === this.policy.version?.() ? entry.auth : undefined;
+  }
+
   async find(token: string): Promise<AuthContext | null> {
-    const hash = hashToken(token);
     const now = this.clock.now();
     // Read before the lookup: a change committed during it makes the entry stale at once.
     const version = this.policy.version?.();
-    const cached = this.cache.get(hash);
+    const cached = this.cache.get(token);
     if (cached && cached.expires > now && cached.version === version) return cached.auth;
-    const auth = await this.load(hash, now);
+    const auth = await this.load(hashToken(token), now);
     if (this.policy.ttlMs > 0) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.delete(hash);
-      this.cache.set(hash, { auth, expires: now + this.policy.ttlMs, version });
+      this.cache.delete(token);
+      this.cache.set(token, { auth, expires: now + this.policy.ttlMs, version });
     }
     return auth;
   }

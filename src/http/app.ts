@@ -15,6 +15,7 @@ import { internalApi, INTERNAL_BASE } from '../api/internal.js';
 import { adminPage, isAdminPage } from './admin-page.js';
 import { PROBE_PATHS, probes } from './probes.js';
 import { accessLog } from './middleware/access-log.js';
+import { observe } from './middleware/observe.js';
 import { meter } from './middleware/meter.js';
 import { measure } from './middleware/metrics.js';
 import { UsageMeter } from '../admin/usage.js';
@@ -23,7 +24,7 @@ import { authenticate } from './middleware/authenticate.js';
 import { errorRenderer } from './middleware/errors.js';
 import { fallback } from './middleware/fallback.js';
 import { rateLimit } from './middleware/rate-limit.js';
-import { requestId } from './middleware/request-id.js';
+import { identify } from './middleware/request-id.js';
 import { mount, mountReserved } from './mount.js';
 import { publicApi } from '../api/public.js';
 import { createResolve } from '../webhooks/ssrf.js';
@@ -97,15 +98,11 @@ export function createApp(deps: Deps, registry: Registry): App {
   const probe = probes(deps);
 
   const chain = [
-    requestId(),
-    accessLog(deps.log),
-    measure(deps.metrics),
-    meter(usage, requests, deps.clock),
-    errorRenderer(deps.log),
+    observe(deps.clock, identify, errorRenderer(deps.log), [meter(usage, requests), measure(deps.metrics), accessLog(deps.log)]),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];
   for (const middleware of chain) koa.use(middleware);
-  // Errors are rendered by errorRenderer; Koa's own handler would only print them twice.
+  // Errors are rendered by observe(); Koa's own handler would only print them twice.
   koa.silent = true;
   return {
     koa,

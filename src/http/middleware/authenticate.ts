@@ -41,9 +41,12 @@ export function authenticate(options: AuthenticateOptions) {
     // against the address (a token that fails its checksum could not be one of ours).
     const token = BEARER.exec(header)?.[1];
     if (!token) throw invalidToken('The Authorization header must be "Bearer <token>".');
-    const malformed = malformedToken(token);
-    if (malformed) throw invalidToken(malformed);
-    const auth = await lookup.find(token);
+    let auth = lookup.cached(token);
+    if (auth === undefined) {
+      const malformed = malformedToken(token);
+      if (malformed) throw invalidToken(malformed);
+      auth = await lookup.find(token);
+    }
     if (!auth || lookup.ended(auth)) return refuse(ctx, 'The token is unknown or revoked.');
     if (lookup.expired(auth)) {
       ctx.state.refusedKey = auth.key.id;

@@ -43,7 +43,7 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
  * per problem if it does not match. The checked body lands in `ctx.state.body`.
  */
 export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? [])) {
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+  return async (ctx: Ctx): Promise<void> => {
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
     }
@@ -59,6 +59,5 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
       throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });
     }
     ctx.state.body = body as Record<string, unknown>;
-    return next();
   };
 }

@@ -4,33 +4,28 @@ import { ApiError, CommitOutcomeUnknown, outcomeUnknown, toProblem } from '../..
 import type { Ctx } from './context.js';
 
 /**
- * The outermost try/catch: every error leaves as problem+json. Unknown errors are logged in
+ * Renders what the chain threw (observe.ts catches it) as problem+json. Unknown errors are logged in
  * full and answered with a generic 500; no stack trace or SQL reaches a client.
  */
 export function errorRenderer(log: Logger) {
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
-    try {
-      await next();
-    } catch (caught) {
-      let error: ApiError;
-      if (caught instanceof ApiError) {
-        error = caught;
-      } else if (caught instanceof CommitOutcomeUnknown) {
-        log.error({ err: caught.cause, request_id: ctx.state.requestId }, 'database connection lost while committing; outcome unknown');
-        error = outcomeUnknown(ctx.method === 'POST' && ctx.get('idempotency-key') !== '');
-      } else if (isUnavailable(caught)) {
-        log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'database unavailable');
-        error = new ApiError('unavailable', 'The service cannot reach its database; nothing was changed. Try again shortly.', { headers: { 'Retry-After': '5' } });
-      } else {
-        log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
-        error = new ApiError('internal_error', `Something went wrong on our side; quote request id ${ctx.state.requestId}.`);
-      }
-      for (const [name, value] of Object.entries(error.extras.headers ?? {})) ctx.set(name, value);
-      ctx.state.errorCode = error.code;
-      ctx.status = error.status;
-      ctx.type = 'application/problem+json';
-      ctx.body = JSON.stringify(toProblem(error, ctx.state.requestId));
+  return (ctx: Ctx, caught: unknown): void => {
+    let error: ApiError;
+    if (caught instanceof ApiError) {
+      error = caught;
+    } else if (caught instanceof CommitOutcomeUnknown) {
+      log.error({ err: caught.cause, request_id: ctx.state.requestId }, 'database connection lost while committing; outcome unknown');
+      error = outcomeUnknown(ctx.method === 'POST' && ctx.get('idempotency-key') !== '');
+    } else if (isUnavailable(caught)) {
+      log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'database unavailable');
+      error = new ApiError('unavailable', 'The service cannot reach its database; nothing was changed. Try again shortly.', { headers: { 'Retry-After': '5' } });
+    } else {
+      log.error({ err: caught, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      error = new ApiError('internal_error', `Something went wrong on our side; quote request id ${ctx.state.requestId}.`);
     }
+    for (const [name, value] of Object.entries(error.extras.headers ?? {})) ctx.set(name, value);
+    ctx.state.errorCode = error.code;
+    ctx.status = error.status;
+    ctx.type = 'application/problem+json';
+    ctx.body = JSON.stringify(toProblem(error, ctx.state.requestId));
   };
 }
-

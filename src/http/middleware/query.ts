@@ -63,7 +63,7 @@ function integerParameters(schema: unknown): Map<string, IntegerParameter> {
  */
 export function validateQuery(validate: ValidateFunction) {
   const integers = integerParameters(validate.schema);
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+  return (ctx: Ctx): void => {
     // Copied key by key into a plain object: the validator read a spread copy of the parser's
     // null-prototype object about eight times slower (25 us a request, measured in the server).
     const query: Record<string, unknown> = {};
@@ -85,6 +85,5 @@ export function validateQuery(validate: ValidateFunction) {
       throw new ApiError('invalid_parameter', `Invalid query parameter: ${names}.`, { errors });
     }
     ctx.state.query = query;
-    return next();
   };
 }

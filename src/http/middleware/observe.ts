@@ -1,0 +1,31 @@
+import type { Clock } from '../../common/clock.js';
+import type { Ctx } from './context.js';
+
+/** When a request began: the clock's time (what is recorded) and performance.now() (what durations are measured from). */
+export interface Began {
+  at: number;
+  started: number;
+}
+
+/** Something told of every answer once it is final (errors rendered): metrics, usage, the logs. */
+export type Observer = (ctx: Ctx, began: Began) => void;
+
+/**
+ * The outermost middleware: the request's id, then the rest of the chain with any error it
+ * throws rendered as problem+json (`render`), then each observer with the final answer. One
+ * layer for what were five, each its own file still: every layer of Koa's chain costs an async
+ * frame and a promise per request.
+ */
+export function observe(clock: Clock, identify: (ctx: Ctx) => void, render: (ctx: Ctx, caught: unknown) => void, observers: readonly Observer[]) {
+  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+    identify(ctx);
+    const began: Began = { at: clock.now(), started: performance.now() };
+    try {
+      await next();
+    } catch (caught) {
+      render(ctx, caught);
+    } finally {
+      for (const observer of observers) observer(ctx, began);
+    }
+  };
+}
