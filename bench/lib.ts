@@ -6,10 +6,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import knex, { type Knex } from 'knex';
+import type { Knex } from 'knex';
 import { createKey, createWorkspace } from '../src/auth/keys.js';
 import { ROOT_DIR, loadConfig } from '../src/common/config.js';
 import { createDb } from '../src/db/connect.js';
+import { serverAdmin } from '../src/db/create.js';
 import { migrateLatest } from '../src/db/migrate.js';
 import { newKey } from '../src/secrets/keyring.js';
 
@@ -56,16 +57,9 @@ export async function emptyDatabase(name = ''): Promise<void> {
     const file = url.slice('sqlite:'.length);
     for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${file}${suffix}`, { force: true });
   } else {
-    const database = new URL(url).pathname.slice(1);
-    const connection = { host: SERVER_URL.hostname, port: Number(SERVER_URL.port || (POSTGRES ? 5432 : 3306)), user: decodeURIComponent(SERVER_URL.username), password: decodeURIComponent(SERVER_URL.password) };
-    const server = POSTGRES ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
-    if (POSTGRES) {
-      await server.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [database]);
-      await server.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [database]);
-    } else {
-      await server.raw('DROP DATABASE IF EXISTS ??', [database]);
-      await server.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [database]);
-    }
+    const server = serverAdmin(url);
+    await server.drop(server.database);
+    await server.create(server.database);
     await server.destroy();
   }
 }

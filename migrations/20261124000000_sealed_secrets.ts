@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dialectOf } from '../src/db/dialect.js';
 import type { Keyring } from '../src/secrets/keyring.js';
 
 /**
@@ -30,7 +31,7 @@ const inClear = (q: Knex.QueryBuilder) => q.where((w) => w.where((s) => s.whereN
 const sealed = (q: Knex.QueryBuilder) => q.where((w) => w.where('secret', 'like', 'enc:%').orWhere('previous_secret', 'like', 'enc:%'));
 
 export async function up(knex: Knex): Promise<void> {
-  if (knex.client.config.client !== 'better-sqlite3') {
+  if (dialectOf(knex) !== 'sqlite') {
     await knex.schema.alterTable('webhook_subscriptions', (t) => {
       t.string('secret', 255).notNullable().alter();
       t.string('previous_secret', 255).nullable().alter();
@@ -50,7 +51,7 @@ export async function down(knex: Knex): Promise<void> {
     const open = (value: string | null, id: string) => (value?.startsWith('enc:') ? keyring.open(value, id) : value);
     await eachSecretRow(knex, sealed, (row) => ({ secret: open(row.secret, row.id) ?? '', previous_secret: open(row.previous_secret, row.id) }));
   }
-  if (knex.client.config.client !== 'better-sqlite3') {
+  if (dialectOf(knex) !== 'sqlite') {
     await knex.schema.alterTable('webhook_subscriptions', (t) => {
       t.string('secret', 100).notNullable().alter();
       t.string('previous_secret', 100).nullable().alter();

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dialectOf } from '../src/db/dialect.js';
 
 /**
  * Search (API.md section 14): the words of every object's searchable fields (kernel/search.ts),
@@ -13,7 +14,8 @@ import type { Knex } from 'knex';
  * objects already there at start-up.
  */
 export async function up(knex: Knex): Promise<void> {
-  const mysql = knex.client.config.client === 'mysql2';
+  const dialect = dialectOf(knex);
+  const mysql = dialect === 'mysql';
   await knex.schema.createTable('search_terms', (t) => {
     if (mysql) t.charset('utf8mb4');
     t.string('workspace_id', 64).notNullable().references('id').inTable('workspaces').onDelete('CASCADE');
@@ -21,7 +23,7 @@ export async function up(knex: Knex): Promise<void> {
     const term = t.string('term', 64).notNullable();
     if (mysql) term.collate('utf8mb4_bin');
     // PostgreSQL: byte order (the C collation), in which the prefix range's index seek is exact.
-    if (knex.client.config.client === 'pg') term.collate('C');
+    if (dialect === 'postgres') term.collate('C');
     t.bigInteger('created_at').notNullable();
     t.string('object_id', 64).notNullable();
     t.primary(['workspace_id', 'resource', 'term', 'created_at', 'object_id']);
@@ -30,7 +32,7 @@ export async function up(knex: Knex): Promise<void> {
     // it, a page of q=website over 110,000 deals took 430 ms on MariaDB, 900 on PostgreSQL).
     // SQLite's plan reads the word's terms once instead and never asks by object, so it is
     // spared the index's writes.
-    if (mysql || knex.client.config.client === 'pg') t.index(['object_id', 'term'], 'search_terms_object');
+    if (dialect !== 'sqlite') t.index(['object_id', 'term'], 'search_terms_object');
   });
   await knex.schema.createTable('search_indexed', (t) => {
     t.string('resource', 64).primary();

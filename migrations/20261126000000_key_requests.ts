@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { dialectOf } from '../src/db/dialect.js';
 
 /**
  * The request log of each key (API.md section 15), written in batches by each server process
@@ -30,7 +31,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('request_id', 128).notNullable();
     t.string('ip', 45).notNullable();
   };
-  if (knex.client.config.client !== 'better-sqlite3') {
+  if (dialectOf(knex) !== 'sqlite') {
     await knex.schema.createTable('key_requests', (t) => {
       columns(t);
       t.primary(['key_id', 'at', 'id']);

@@ -11,14 +11,16 @@ import { migrateLatest, type MigrationParams } from './migrate.js';
  */
 export const isMissingDatabase = (err: unknown) => ['ER_BAD_DB_ERROR', 'ER_DBACCESS_DENIED_ERROR', '3D000'].includes(String((err as { code?: unknown } | null)?.code));
 
-/** How each server creates a database, and what an administrator runs when this user may not. */
-const CREATING = {
+/** How each server creates and drops a database, and what an administrator runs when this user may not create it. */
+const SERVERS = {
   mysql: {
     client: 'mysql2',
     port: 3306,
     // No database named: MySQL lets a user connect to none.
     maintenance: undefined,
-    create: (admin: Knex, name: string) => admin.raw('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4', [name]),
+    timeout: { connectTimeout: 5000 },
+    create: 'CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4',
+    drop: 'DROP DATABASE IF EXISTS ??',
     sql: (name: string, user: string) => {
       const quoted = `\`${name.replace(/`/g, '``')}\``;
       return `CREATE DATABASE IF NOT EXISTS ${quoted} CHARACTER SET utf8mb4; GRANT ALL ON ${quoted}.* TO '${user}'@'%';`;
@@ -29,27 +31,66 @@ const CREATING = {
     port: 5432,
     // PostgreSQL connects to a database always: the one every cluster has for this.
     maintenance: 'postgres',
+    timeout: { connectionTimeoutMillis: 5000 },
     // UTF-8 whatever the cluster's default, from template0 (whose encoding may differ from it).
-    create: (admin: Knex, name: string) => admin.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [name]),
+    create: "CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0",
+    // Connections left open (a killed process's) do not keep it.
+    drop: 'DROP DATABASE IF EXISTS ?? WITH (FORCE)',
     sql: (name: string, user: string) => `CREATE DATABASE "${name.replace(/"/g, '""')}" ENCODING 'UTF8' TEMPLATE template0 OWNER "${user.replace(/"/g, '""')}";`,
   },
 } as const;
+
+/** A connection to the server a MySQL or PostgreSQL URL names, to create and drop databases there. */
+export interface ServerAdmin {
+  kind: 'mysql' | 'postgres';
+  /** The connection itself (MySQL: to no database; PostgreSQL: to `postgres`), for what else an administrator does. */
+  knex: Knex;
+  /** The user and the database the URL names. */
+  user: string;
+  database: string;
+  /** Creates a database (UTF-8); on MySQL, nothing when it exists. */
+  create(name: string): Promise<void>;
+  drop(name: string): Promise<void>;
+  /** The URL with another database in it. */
+  urlOf(name: string): string;
+  destroy(): Promise<void>;
+}
+
+export function serverAdmin(url: string): ServerAdmin {
+  const kind = /^postgres(ql)?:$/.test(new URL(url).protocol) ? 'postgres' : 'mysql';
+  const how = SERVERS[kind];
+  const { database, ...server } = serverConnection(url, how.port);
+  const admin = knex({ client: how.client, connection: { ...server, ...(how.maintenance ? { database: how.maintenance } : {}), ...how.timeout } });
+  return {
+    kind,
+    knex: admin,
+    user: server.user,
+    database,
+    create: async (name) => void (await admin.raw(how.create, [name])),
+    drop: async (name) => void (await admin.raw(how.drop, [name])),
+    urlOf(name) {
+      const other = new URL(url);
+      other.pathname = `/${encodeURIComponent(name)}`;
+      return other.href;
+    },
+    destroy: () => admin.destroy(),
+  };
+}
 
 /**
  * Creates the database DATABASE_URL names, which does not exist yet, with the same user. A user
  * without the right to create it gets a StartupError saying exactly what an administrator runs.
  */
 export async function createMissingDatabase(database: Extract<DatabaseConfig, { url: string }>): Promise<string> {
-  const how = CREATING[database.client];
-  const { database: name, ...server } = serverConnection(database.url, how.port);
-  const admin = knex({ client: how.client, connection: { ...server, ...(how.maintenance ? { database: how.maintenance } : {}), ...(how.client === 'pg' ? { connectionTimeoutMillis: 5000 } : { connectTimeout: 5000 }) } });
+  const admin = serverAdmin(database.url);
+  const name = admin.database;
   try {
-    await how.create(admin, name);
+    await admin.create(name);
     return name;
   } catch (err) {
     // Created meanwhile by another process starting (PostgreSQL has no IF NOT EXISTS here).
     if ((err as { code?: unknown }).code === '42P04') return name;
-    throw new StartupError(`The database "${name}" (DATABASE_URL) does not exist or user "${server.user}" may not use it, and "${server.user}" may not create it (${(err as { code?: string }).code ?? (err as Error).message}). Have an administrator run: ${how.sql(name, server.user)} Then start again.`);
+    throw new StartupError(`The database "${name}" (DATABASE_URL) does not exist or user "${admin.user}" may not use it, and "${admin.user}" may not create it (${(err as { code?: string }).code ?? (err as Error).message}). Have an administrator run: ${SERVERS[admin.kind].sql(name, admin.user)} Then start again.`);
   } finally {
     await admin.destroy();
   }

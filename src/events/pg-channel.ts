@@ -19,6 +19,8 @@ export function pgChannel(url: string, db: Knex, log: Logger): Channel {
   let client: pg.Client | undefined;
   let ready = false;
   let closed = false;
+  /** Listening was asked for (once is enough: a lost connection is opened again by itself). */
+  let started = false;
   let retry: NodeJS.Timeout | undefined;
 
   const connect = (onSignal: () => void) => {
@@ -46,7 +48,8 @@ export function pgChannel(url: string, db: Knex, log: Logger): Channel {
 
   return {
     listen(onSignal) {
-      if (client || retry || closed) return;
+      if (started || closed) return;
+      started = true;
       connect(onSignal);
     },
     publish() {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knex from 'knex';
+import { serverAdmin } from '../../src/db/create.js';
 import { createClient } from 'redis';
 import { loadConfig } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
@@ -21,26 +21,6 @@ export interface Backend {
   env: Record<string, string>;
 }
 
-/** The database server this run's DATABASE_URL names, and how to create and drop a database there. */
-function serverOf(databaseUrl: string) {
-  const server = new URL(databaseUrl);
-  const postgres = server.protocol === 'postgres:' || server.protocol === 'postgresql:';
-  const connection = { host: server.hostname, port: Number(server.port || (postgres ? 5432 : 3306)), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) };
-  const admin = postgres ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
-  return {
-    kind: postgres ? ('postgres' as const) : ('mysql' as const),
-    create: (name: string) => (postgres ? admin.raw("CREATE DATABASE ?? ENCODING 'UTF8' TEMPLATE template0", [name]) : admin.raw('CREATE DATABASE ?? CHARACTER SET utf8mb4', [name])),
-    // PostgreSQL: the connections a test left open (a killed process's) must not keep it.
-    drop: (name: string) => (postgres ? admin.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]) : admin.raw('DROP DATABASE IF EXISTS ??', [name])),
-    urlOf(name: string) {
-      const url = new URL(server.href);
-      url.pathname = `/${name}`;
-      return url.href;
-    },
-    destroy: () => admin.destroy(),
-  };
-}
-
 let current: Backend | undefined;
 let cleanup: (() => Promise<void>) | undefined;
 
@@ -56,7 +36,7 @@ export async function setUpBackend(): Promise<void> {
   const base = { LOG_LEVEL: 'silent' };
   if (process.env.DATABASE_URL && !process.env.DATABASE_URL.startsWith('sqlite:')) {
     if (!process.env.REDIS_URL) throw new Error('set REDIS_URL with DATABASE_URL: a database server run tests it with Redis');
-    const server = serverOf(process.env.DATABASE_URL);
+    const server = serverAdmin(process.env.DATABASE_URL);
     const database = `wsapi_test_${run}`;
     await server.create(database);
     const prefix = `wsapi_test_${run}:`;
@@ -91,7 +71,7 @@ export async function isolatedDatabase(name: string): Promise<{ env: Record<stri
   if (backend().kind !== 'embedded') {
     const url = new URL(env.DATABASE_URL ?? '');
     const database = `${url.pathname.slice(1)}_${name}`;
-    const server = serverOf(url.href);
+    const server = serverAdmin(url.href);
     await server.create(database);
     return {
       env: { DATABASE_URL: server.urlOf(database), REDIS_URL: env.REDIS_URL ?? '', REDIS_PREFIX: `${env.REDIS_PREFIX ?? ''}${name}:` },

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import knex, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import { serverAdmin, type ServerAdmin } from '../../src/db/create.js';
 import { backend } from '../helpers/backend.js';
 import { spawn } from 'node:child_process';
 import { ROOT_DIR } from '../../src/common/config.js';
@@ -55,6 +56,7 @@ describe('start-up: the demo workspace and a server database that does not exist
   });
 
   describe('on the database server (MariaDB or PostgreSQL)', () => {
+    let server: ServerAdmin | undefined;
     let admin: Knex;
     let base: URL;
     let postgres = false;
@@ -63,14 +65,14 @@ describe('start-up: the demo workspace and a server database that does not exist
       if (backend().kind === 'embedded') this.skip();
       base = new URL(backend().env.DATABASE_URL!);
       postgres = backend().kind === 'postgres';
-      const connection = { host: base.hostname, port: Number(base.port || (postgres ? 5432 : 3306)), user: decodeURIComponent(base.username), password: decodeURIComponent(base.password) };
-      admin = postgres ? knex({ client: 'pg', connection: { ...connection, database: 'postgres' } }) : knex({ client: 'mysql2', connection });
+      server = serverAdmin(base.href);
+      admin = server.knex;
     });
     after(async () => {
-      if (!admin) return;
-      for (const name of made) await admin.raw(postgres ? 'DROP DATABASE IF EXISTS ?? WITH (FORCE)' : 'DROP DATABASE IF EXISTS ??', [name]);
+      if (!server) return;
+      for (const name of made) await server.drop(name);
       await admin.raw(postgres ? 'DROP ROLE IF EXISTS wsapi_limited' : "DROP USER IF EXISTS 'wsapi_limited'@'%'");
-      await admin.destroy();
+      await server.destroy();
     });
 
     /** DATABASE_URL naming a database of this run that does not exist yet. */
