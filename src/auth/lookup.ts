@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
+import { args, param, prepare, type Prepared } from '../db/prepared.js';
+import type { Reads } from '../db/reads.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { AuthContext } from '../common/who.js';
@@ -55,13 +57,26 @@ export interface KeyCachePolicy {
  */
 export class KeyLookup {
   private readonly cache = new Map<string, Entry>();
+  /** The lookup, compiled once and run by the driver (db/reads.ts): each process makes one per key and TTL. */
+  private readonly statement: Prepared;
 
   constructor(
     private readonly db: Knex,
+    private readonly reads: Reads,
     private readonly clock: Clock,
     private readonly policy: KeyCachePolicy,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.statement = prepare(
+      db('api_keys as k')
+        .join('workspaces as w', 'w.id', 'k.workspace_id')
+        .join('plans as p', 'p.name', 'w.plan')
+        .select('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'k.allowed_ips', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+        .where('k.token_hash', param('hash'))
+        // A rolled key is revoked ahead of time: it works until then.
+        .andWhere((q) => q.whereNull('k.revoked_at').orWhere('k.revoked_at', '>', param('now'))),
+    );
+  }
 
   /** Whether the key has expired by now (a cached key expires on time: the check is per request). */
   expired(auth: AuthContext): boolean {
@@ -101,13 +116,7 @@ export class KeyLookup {
   }
 
   private async load(hash: string, now: number): Promise<AuthContext | null> {
-    const row = (await this.db('api_keys as k')
-      .join('workspaces as w', 'w.id', 'k.workspace_id')
-      .join('plans as p', 'p.name', 'w.plan')
-      .first('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'k.allowed_ips', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
-      .where('k.token_hash', hash)
-      // A rolled key is revoked ahead of time: it works until then.
-      .andWhere((q) => q.whereNull('k.revoked_at').orWhere('k.revoked_at', '>', now))) as KeyRow | undefined;
+    const [row] = (await this.reads.all(this.statement.sql, args(this.statement, { hash, now }))) as unknown as KeyRow[];
     if (!row || row.api_access === 'none') return null;
     if (row.last_used_at == null || now - asNumber(row.last_used_at) > LAST_USED_EVERY_MS) {
       this.db('api_keys')

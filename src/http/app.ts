@@ -53,7 +53,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
   const changes = sqliteChangeCounter(deps.config.database);
-  const lookup = new KeyLookup(deps.db, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
+  const lookup = new KeyLookup(deps.db, deps.reads, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
   const usage = new UsageMeter(deps.db, deps.clock, deps.log, deps.config.usageFlushMs);
   usage.start();
   const requests = deps.config.requestLog ? new RequestLog(deps.db, deps.log) : undefined;
