@@ -100,12 +100,11 @@ export class KeyLookup {
     return entry && entry.expires > this.clock.now() && entry.version === this.policy.version?.() ? entry.auth : undefined;
   }
 
+  /** Looks the token up and keeps the answer; the caller asked cached() first. */
   async find(token: string): Promise<AuthContext | null> {
     const now = this.clock.now();
     // Read before the lookup: a change committed during it makes the entry stale at once.
     const version = this.policy.version?.();
-    const cached = this.cache.get(token);
-    if (cached && cached.expires > now && cached.version === version) return cached.auth;
     const auth = await this.load(hashToken(token), now);
     if (this.policy.ttlMs > 0) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
