@@ -25,16 +25,25 @@ export function base36(bytes: Uint8Array): string {
   return out;
 }
 
+/** Bytes of an id that hold the time it was made: milliseconds since 1970 fit 48 bits until the year 10889. */
+const TIME_BYTES = 6;
+
 /**
- * An opaque id: prefix + 25 characters of [0-9a-z] from 128 random bits. Lower case only, so
- * MySQL's case-insensitive collation and SQLite's binary one sort and compare ids alike.
+ * An opaque id: prefix + 25 characters of [0-9a-z] from 128 bits, the first 48 the time in
+ * milliseconds and the other 80 random (as a UUIDv7 or a ULID). Ids made later sort after
+ * earlier ones, so a table's primary key and the indexes that end with the id are appended
+ * to where the last row went, rather than written a page per row all over the index: a batch
+ * of 100 deals dirtied about 100 pages of each such index when ids were wholly random. 80
+ * random bits a millisecond cannot be guessed. Lower case only, so MySQL's case-insensitive
+ * collation and SQLite's binary one sort and compare ids alike.
  */
-export function newId(prefix: string): string {
+export function newId(prefix: string, now = Date.now()): string {
   if (offset + 16 > pool.length) {
     randomFillSync(pool);
     offset = 0;
   }
   const bytes = pool.subarray(offset, offset + 16);
   offset += 16;
+  bytes.writeUIntBE(now, 0, TIME_BYTES);
   return prefix + base36(bytes);
 }

@@ -277,4 +277,18 @@ describe('ids', () => {
     expect(ids.size).to.equal(5000);
     for (const id of ids) expect(id).to.match(/^deal_[0-9a-z]{25}$/);
   });
+
+  it('sort by the millisecond they were made, the rest random', () => {
+    const at = Date.UTC(2026, 10, 26);
+    const earlier = Array.from({ length: 200 }, () => newId('deal_', at));
+    const later = Array.from({ length: 200 }, () => newId('deal_', at + 1));
+    // Every id of a later millisecond sorts after every id of an earlier one, as strings (how the indexes compare them).
+    expect([...later].sort()[0]! > [...earlier].sort()[199]!).to.equal(true);
+    // Within a millisecond, the 80 random bits make them differ.
+    expect(new Set(earlier).size).to.equal(200);
+    const digits = (id: string) => id.slice('deal_'.length);
+    const time = (id: string) => [...digits(id)].reduce((n, c) => n * 36n + BigInt(parseInt(c, 36)), 0n) / 2n ** 80n;
+    expect(time(earlier[0]!)).to.equal(BigInt(at));
+    expect(time(later[0]!)).to.equal(BigInt(at + 1));
+  });
 });
