@@ -134,6 +134,21 @@ export async function load(url: string, tokens: string[], seconds: number, optio
   return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total };
 }
 
+/**
+ * CPU time a process has used so far, in milliseconds (user + system, from /proc on Linux;
+ * undefined elsewhere). Per request, it moves less with what else the machine runs than req/s.
+ */
+export function cpuMsOf(pid: number | undefined): number | undefined {
+  try {
+    // The fields after the command's name, which is in parentheses and may hold spaces.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime, fields 14 and 15 of the line (11 and 12 after the name), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 export const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);
 export const median = <T extends { rps: number }>(runs: T[]): T => [...runs].sort((x, y) => x.rps - y.rps)[Math.floor(runs.length / 2)] as T;
 

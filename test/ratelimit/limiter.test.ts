@@ -5,6 +5,7 @@ import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js'
 import { checkedFetcher } from '../helpers/contract.js';
 import { backend, usesRedis } from '../helpers/backend.js';
 import { capturedLog } from '../helpers/log.js';
+import { COMMAND_TIMEOUT_MS } from '../../src/db/redis.js';
 import { freePort, startRedis, startServer, type ServerProcess } from '../helpers/processes.js';
 
 async function statuses(app: { request: TestApp['request'] }, token: string, n: number): Promise<number[]> {
@@ -137,6 +138,54 @@ describe('Redis stopping mid-run', () => {
     await waitFor(() => app?.deps.redis?.isReady() ?? false, 10_000, 'the client to reconnect');
     // A fresh Redis (it kept nothing) holds a fresh window: shared limiting is back.
     expect(await statuses(app, key.token, 5)).to.deep.equal([200, 200, 200, 200, 429]);
+    expect(captured.lines().some((l) => String(l.msg).includes('Redis is reachable again'))).to.equal(true);
+  });
+});
+
+describe('Redis that stops answering (connected, silent)', () => {
+  let redis: ChildProcess | undefined;
+  let app: TestApp | undefined;
+  const captured = capturedLog();
+
+  before(async () => {
+    const port = await freePort();
+    redis = await startRedis(port);
+    app = await startApp({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_PREFIX: 'stalled:' }, log: captured.log });
+  });
+  after(async () => {
+    redis?.kill('SIGCONT');
+    redis?.kill('SIGKILL');
+    await app?.close();
+  });
+
+  it('holds a request no longer than the command deadline, answers it from memory, and uses Redis again once it answers', async function () {
+    this.timeout(40_000);
+    if (!app) throw new Error('no app');
+    const ws = await createWorkspace(app.deps.db, { name: 'stalled', plan: 'pro' });
+    const catalog = ['read:deals'];
+    const key = await createKey(app.deps.db, catalog, { workspace: ws.id, name: 'k', scopes: catalog, rate_limit: 100 });
+    expect(await statuses(app, key.token, 1)).to.deep.equal([200]);
+
+    // Stopped, the server keeps its connections open and answers nothing: the client stays ready.
+    redis?.kill('SIGSTOP');
+    const started = Date.now();
+    const answer = await app.request('/v1/health', { token: key.token });
+    const waited = Date.now() - started;
+    expect(answer.status).to.equal(200);
+    // It waited for Redis (at least the deadline) and was then answered, rather than held for good.
+    expect(waited).to.be.at.least(COMMAND_TIMEOUT_MS - 50);
+    expect(waited).to.be.below(COMMAND_TIMEOUT_MS + 10_000);
+    expect(captured.lines().some((l) => String(l.msg).includes('Redis is unreachable; limiting per process'))).to.equal(true);
+    // The connection is up, but Redis is known to be silent: the next requests do not wait for it.
+    expect(app.deps.redis?.isReady()).to.equal(false);
+    const next = Date.now();
+    expect(await statuses(app, key.token, 2)).to.deep.equal([200, 200]);
+    expect(Date.now() - next).to.be.below(COMMAND_TIMEOUT_MS);
+
+    redis?.kill('SIGCONT');
+    // Its late answer to the abandoned command says it is back; the next commands get answers of their own.
+    await waitFor(() => app?.deps.redis?.isReady() ?? false, 10_000, 'Redis to answer again');
+    expect(await statuses(app, key.token, 3)).to.deep.equal([200, 200, 200]);
     expect(captured.lines().some((l) => String(l.msg).includes('Redis is reachable again'))).to.equal(true);
   });
 });
