@@ -13,7 +13,7 @@ interface MigrationFile {
  * Migrations are plain modules exporting up/down, found in every configured folder and run in
  * the order of their file names (which start with a timestamp), whichever folder they come from.
  */
-class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
+export class FolderMigrationSource implements Knex.MigrationSource<MigrationFile> {
   constructor(private readonly dirs: readonly string[]) {}
 
   async getMigrations(): Promise<MigrationFile[]> {

@@ -1,4 +1,10 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
+import knex from 'knex';
+import { loadConfig } from '../../src/common/config.js';
+import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import type { Row } from '../../src/kernel/define.js';
 import { DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
@@ -197,5 +203,42 @@ describe('search: q= on lists', () => {
     expect(await found('/v1/deals?q=narwhal%20exped')).to.deep.equal(idsOf(deal));
     expect(await found('/v1/deals?q=website')).to.have.length(9);
     expect(await reindexStale(app.deps.db, app.registry, clock.now())).to.deep.equal([]);
+  });
+});
+
+describe('the terms table on SQLite', () => {
+  const CLUSTERED = '20261126000600_search_terms_clustered';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-terms-'));
+  const db = knex({ client: 'better-sqlite3', connection: { filename: path.join(dir, 'terms.db') }, useNullAsDefault: true });
+  const schema = async () => ((await db.raw("SELECT sql FROM sqlite_master WHERE name = 'search_terms'")) as Array<{ sql: string }>)[0]?.sql ?? '';
+  const rows = () => db('search_terms').orderBy('term').select('term', 'object_id');
+  after(async () => {
+    await db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps its rows in its primary key alone (WITHOUT ROWID), and its migration keeps every row both ways', async () => {
+    const migrations = loadConfig({}).migrationsDirs;
+    await migrateLatest(db, migrations);
+    expect(await schema()).to.match(/WITHOUT ROWID$/);
+    await db('workspaces').insert({ id: 'ws_t', name: 't', plan: 'pro', created_at: 1, updated_at: 1 });
+    await db('search_terms').insert([
+      { workspace_id: 'ws_t', resource: 'deal', term: 'acme', created_at: 5, object_id: 'deal_1' },
+      { workspace_id: 'ws_t', resource: 'deal', term: 'corp', created_at: 5, object_id: 'deal_1' },
+    ]);
+    const kept = [
+      { term: 'acme', object_id: 'deal_1' },
+      { term: 'corp', object_id: 'deal_1' },
+    ];
+    await db.migrate.down({ name: CLUSTERED, migrationSource: new FolderMigrationSource(migrations) });
+    expect(await schema()).to.not.match(/WITHOUT ROWID/);
+    expect(await rows()).to.deep.equal(kept);
+    await migrateLatest(db, migrations);
+    expect(await schema()).to.match(/WITHOUT ROWID$/);
+    expect(await rows()).to.deep.equal(kept);
+    // Still the workspace's: deleting it deletes its terms.
+    await db.raw('PRAGMA foreign_keys = ON');
+    await db('workspaces').where('id', 'ws_t').delete();
+    expect(await rows()).to.deep.equal([]);
   });
 });
