@@ -14,7 +14,7 @@ import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { BACKEND, cpuMsOf, DURATION, emptyDatabase, env, fmt, load, populate, ROUNDS, start, type Run } from './lib.js';
+import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, populate, ROUNDS, start, type Run } from './lib.js';
 
 const OTHER = process.env.BENCH_OTHER;
 if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
@@ -59,21 +59,15 @@ try {
   await load(other.url + path, tokens, 3, request);
   await load(self.url + path, tokens, 3, request);
   const runs: { other: Run[]; self: Run[] } = { other: [], self: [] };
-  // The server's own CPU time per request, each round (microseconds).
-  const cpu: { other: number[]; self: number[] } = { other: [], self: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which goes first, so neither always follows the other's garbage.
     const order = round % 2 === 0 ? (['other', 'self'] as const) : (['self', 'other'] as const);
     for (const side of order) {
       const server = side === 'self' ? self : other;
-      const before = cpuMsOf(server.child.pid);
-      const run = await load(server.url + path, tokens, DURATION, request);
-      const after = cpuMsOf(server.child.pid);
-      runs[side].push(run);
-      if (before !== undefined && after !== undefined) cpu[side].push(((after - before) * 1000) / run.total);
+      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, ...(server.child.pid === undefined ? {} : { pid: server.child.pid }) }));
     }
     const cpuOf = (side: 'other' | 'self') => {
-      const us = cpu[side][round];
+      const us = runs[side][round]?.cpu;
       return us === undefined ? '' : `, ${fmt(us)} us CPU/request`;
     };
     console.log('  round %d: other %s req/s%s; this %s req/s%s', round + 1, fmt(runs.other[round]?.rps ?? 0), cpuOf('other'), fmt(runs.self[round]?.rps ?? 0), cpuOf('self'));
@@ -86,10 +80,9 @@ try {
   console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));
   const ratios = runs.self.map((r, i) => r.rps / (runs.other[i]?.rps ?? 1)).sort((a, b) => a - b);
   console.log('  ratio this / other  median of medians %s, per round %s', (med(runs.self) / med(runs.other)).toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '));
-  if (cpu.self.length === ROUNDS && cpu.other.length === ROUNDS) {
-    const middle = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-    console.log('  server CPU per request  other %s us, this %s us (medians), this / other %s', fmt(middle(cpu.other)), fmt(middle(cpu.self)), (middle(cpu.self) / middle(cpu.other)).toFixed(2));
-  }
+  const cpuOther = medianCpu(runs.other);
+  const cpuSelf = medianCpu(runs.self);
+  if (cpuOther !== undefined && cpuSelf !== undefined) console.log('  server CPU per request  other %s us, this %s us (medians), this / other %s', fmt(cpuOther), fmt(cpuSelf), (cpuSelf / cpuOther).toFixed(2));
 } finally {
   other.child.kill('SIGTERM');
   self.child.kill('SIGTERM');

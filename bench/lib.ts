@@ -110,12 +110,15 @@ export interface Run {
   p50: number;
   p99: number;
   total: number;
+  /** The server's own CPU time per request, in microseconds, when its pid was given (Linux). */
+  cpu?: number;
 }
 
 /** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
-export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST' | 'PATCH'; body?: string; amount?: number; overallRate?: number; vary?: (n: number) => { path: string; body: string } } = {}): Promise<Run> {
+export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST' | 'PATCH'; body?: string; amount?: number; overallRate?: number; vary?: (n: number) => { path: string; body: string }; pid?: number } = {}): Promise<Run> {
   let i = 0;
-  const { connections = 50, method = 'GET', body, amount, overallRate, vary } = options;
+  const { connections = 50, method = 'GET', body, amount, overallRate, vary, pid } = options;
+  const before = pid === undefined ? undefined : cpuMsOf(pid);
   const result = await autocannon({
     url,
     connections,
@@ -131,7 +134,9 @@ export async function load(url: string, tokens: string[], seconds: number, optio
     ],
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total };
+  const after = pid === undefined ? undefined : cpuMsOf(pid);
+  const cpu = before === undefined || after === undefined || result.requests.total === 0 ? {} : { cpu: ((after - before) * 1000) / result.requests.total };
+  return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, ...cpu };
 }
 
 /**
@@ -147,6 +152,13 @@ export function cpuMsOf(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The median of the runs' server CPU per request (undefined when a run has none). */
+export function medianCpu(runs: readonly Run[]): number | undefined {
+  const cpus = runs.map((r) => r.cpu);
+  if (cpus.length === 0 || cpus.some((c) => c === undefined)) return undefined;
+  return (cpus as number[]).sort((a, b) => a - b)[Math.floor(cpus.length / 2)];
 }
 
 export const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);

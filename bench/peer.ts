@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, ROUNDS, start, type Run } from './lib.js';
+import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, ROUNDS, start, type Run } from './lib.js';
 
 const ROWS = 10_000;
 
@@ -47,6 +47,8 @@ const peer = await start('bench/bare-server.ts', { BENCH_WORKSPACE: workspaceId 
 const chain = await start('src/server.ts');
 const unlogged = await start('src/server.ts', { REQUEST_LOG: 'false' });
 try {
+  // Each side's own CPU per request is read from /proc around its rounds.
+  const at = (server: { child: { pid?: number | undefined } }) => (server.child.pid === undefined ? {} : { pid: server.child.pid });
   const peerUrl = `${peer.url}/deals`;
   const chainUrl = `${chain.url}/v1/deals?limit=50`;
   const unloggedUrl = `${unlogged.url}/v1/deals?limit=50`;
@@ -58,25 +60,32 @@ try {
   const chains: Run[] = [];
   const unloggeds: Run[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    peers.push(await load(peerUrl, tokens, DURATION));
+    peers.push(await load(peerUrl, tokens, DURATION, at(peer)));
     // The two chains in turn, each first every other round: neither always follows the peer.
     if (round % 2 === 0) {
-      chains.push(await load(chainUrl, tokens, DURATION));
-      unloggeds.push(await load(unloggedUrl, tokens, DURATION));
+      chains.push(await load(chainUrl, tokens, DURATION, at(chain)));
+      unloggeds.push(await load(unloggedUrl, tokens, DURATION, at(unlogged)));
     } else {
-      unloggeds.push(await load(unloggedUrl, tokens, DURATION));
-      chains.push(await load(chainUrl, tokens, DURATION));
+      unloggeds.push(await load(unloggedUrl, tokens, DURATION, at(unlogged)));
+      chains.push(await load(chainUrl, tokens, DURATION, at(chain)));
     }
     console.log('  round %d: peer %s req/s, chain %s req/s (request log off: %s), ratio %s, log on/off %s', round + 1, fmt(peers[round]!.rps), fmt(chains[round]!.rps), fmt(unloggeds[round]!.rps), (chains[round]!.rps / peers[round]!.rps).toFixed(2), (chains[round]!.rps / unloggeds[round]!.rps).toFixed(2));
   }
+  const cpuNote = (runs: Run[]) => {
+    const cpu = medianCpu(runs);
+    return cpu === undefined ? '' : `   CPU ${fmt(cpu)} us/request`;
+  };
   const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratios = chains.map((c, i) => c.rps / peers[i]!.rps);
   const row = (name: string, runs: Run[], memory: { now: number; peak: number }) =>
-    console.log('  %s %s req/s   p50 %s ms   p99 %s ms   RSS %s MB (peak %s MB)', name.padEnd(38), fmt(medianOf(runs.map((r) => r.rps))).padStart(6), medianOf(runs.map((r) => r.p50)), medianOf(runs.map((r) => r.p99)), memory.now.toFixed(0), memory.peak.toFixed(0));
+    console.log('  %s %s req/s   p50 %s ms   p99 %s ms   RSS %s MB (peak %s MB)%s', name.padEnd(38), fmt(medianOf(runs.map((r) => r.rps))).padStart(6), medianOf(runs.map((r) => r.p50)), medianOf(runs.map((r) => r.p99)), memory.now.toFixed(0), memory.peak.toFixed(0), cpuNote(runs));
   console.log('\nGET /v1/deals?limit=50 on %s, %d deals, 50 connections, %d rounds of %d s (medians)', BACKEND, ROWS, ROUNDS, DURATION);
   row('peer: bare Koa, same prepared statement', peers, rss(peer.child.pid));
   row('whole chain', chains, rss(chain.child.pid));
   row('whole chain, request log off', unloggeds, rss(unlogged.child.pid));
+  const cpuPeer = medianCpu(peers);
+  const cpuChain = medianCpu(chains);
+  if (cpuPeer !== undefined && cpuChain !== undefined) console.log('  server CPU per request, peer / chain: %s   (the same comparison by each server\'s own CPU time, which moves less with the machine)', (cpuPeer / cpuChain).toFixed(2));
   const ratio = medianOf(ratios);
   console.log('  ratio chain / peer: median %s, spread %s-%s   (target >= 0.75: %s)', ratio.toFixed(2), Math.min(...ratios).toFixed(2), Math.max(...ratios).toFixed(2), ratio >= 0.75 ? 'met' : 'MISSED');
   const logged = chains.map((c, i) => c.rps / unloggeds[i]!.rps);
