@@ -64,7 +64,7 @@ try {
     const order = round % 2 === 0 ? (['other', 'self'] as const) : (['self', 'other'] as const);
     for (const side of order) {
       const server = side === 'self' ? self : other;
-      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, ...(server.child.pid === undefined ? {} : { pid: server.child.pid }) }));
+      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, pid: server.child.pid }));
     }
     const cpuOf = (side: 'other' | 'self') => {
       const us = runs[side][round]?.cpu;

@@ -115,7 +115,7 @@ export interface Run {
 }
 
 /** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
-export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST' | 'PATCH'; body?: string; amount?: number; overallRate?: number; vary?: (n: number) => { path: string; body: string }; pid?: number } = {}): Promise<Run> {
+export async function load(url: string, tokens: string[], seconds: number, options: { connections?: number; method?: 'GET' | 'POST' | 'PATCH'; body?: string; amount?: number; overallRate?: number; vary?: (n: number) => { path: string; body: string }; pid?: number | undefined } = {}): Promise<Run> {
   let i = 0;
   const { connections = 50, method = 'GET', body, amount, overallRate, vary, pid } = options;
   const before = pid === undefined ? undefined : cpuMsOf(pid);

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, ROUNDS, start, type Run } from './lib.js';
+import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, ROUNDS, start, type Run, type Server } from './lib.js';
 
 const ROWS = 10_000;
 
@@ -48,7 +48,7 @@ const chain = await start('src/server.ts');
 const unlogged = await start('src/server.ts', { REQUEST_LOG: 'false' });
 try {
   // Each side's own CPU per request is read from /proc around its rounds.
-  const at = (server: { child: { pid?: number | undefined } }) => (server.child.pid === undefined ? {} : { pid: server.child.pid });
+  const at = (server: Server) => ({ pid: server.child.pid });
   const peerUrl = `${peer.url}/deals`;
   const chainUrl = `${chain.url}/v1/deals?limit=50`;
   const unloggedUrl = `${unlogged.url}/v1/deals?limit=50`;

@@ -34,7 +34,9 @@ const TIME_BYTES = 6;
  * earlier ones, so a table's primary key and the indexes that end with the id are appended
  * to where the last row went, rather than written a page per row all over the index: a batch
  * of 100 deals dirtied about 100 pages of each such index when ids were wholly random. 80
- * random bits a millisecond cannot be guessed. Lower case only, so MySQL's case-insensitive
+ * random bits a millisecond cannot be guessed. The time is the system's (`now`), not the
+ * service's clock that stamps `created_at`: it only places the row, and nobody reads it back
+ * (under a test's manual clock the two differ). Lower case only, so MySQL's case-insensitive
  * collation and SQLite's binary one sort and compare ids alike.
  */
 export function newId(prefix: string, now = Date.now()): string {

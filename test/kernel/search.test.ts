@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import knex from 'knex';
+import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import type { Row } from '../../src/kernel/define.js';
@@ -208,10 +208,14 @@ describe('search: q= on lists', () => {
 
 describe('the terms table on SQLite', () => {
   const CLUSTERED = '20261126000600_search_terms_clustered';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-terms-'));
-  const db = knex({ client: 'better-sqlite3', connection: { filename: path.join(dir, 'terms.db') }, useNullAsDefault: true });
+  let dir: string;
+  let db: Knex;
   const schema = async () => ((await db.raw("SELECT sql FROM sqlite_master WHERE name = 'search_terms'")) as Array<{ sql: string }>)[0]?.sql ?? '';
   const rows = () => db('search_terms').orderBy('term').select('term', 'object_id');
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-terms-'));
+    db = knex({ client: 'better-sqlite3', connection: { filename: path.join(dir, 'terms.db') }, useNullAsDefault: true });
+  });
   after(async () => {
     await db.destroy();
     fs.rmSync(dir, { recursive: true, force: true });
