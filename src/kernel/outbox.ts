@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { named, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
+import { insertRows } from '../db/insert-rows.js';
 import type { Tx } from '../db/tx.js';
 import { newId } from '../common/ids.js';
 import type { Change, Row } from './define.js';
@@ -54,10 +54,5 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'cr
 
 /** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
 export async function writeEvents(db: Knex, tx: Tx, events: OutboxEvent[]): Promise<void> {
-  // A hundred per statement (a batch's), each count's statement compiled once.
-  for (let at = 0; at < events.length; at += ROWS_PER_INSERT) {
-    const chunk = events.slice(at, at + ROWS_PER_INSERT);
-    const insert = preparedOnce(db, `insert:events:${chunk.length}`, () => db('events').insert(chunk.map(() => named(EVENT_COLUMNS))));
-    await tx.run(insert.sql, rowsArgs(insert, chunk));
-  }
+  await insertRows(db, tx, 'events', EVENT_COLUMNS, events);
 }

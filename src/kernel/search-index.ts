@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { args, LIMIT, named, param, preparedOnce, ROWS_PER_INSERT, rowsArgs } from '../db/prepared.js';
+import { insertRows } from '../db/insert-rows.js';
+import { args, LIMIT, param, preparedOnce, ROWS_PER_INSERT } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
 import { transaction } from '../db/dialect.js';
 import { drivenBy } from '../db/tables.js';
@@ -58,7 +59,6 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
   const counted = preparedOnce(db, 'search_terms:count', () =>
     db.count({ n: '*' }).from(starting(db.queryBuilder().select(db.raw('1')), param('workspace_id'), param('resource'), param('word'), param('end')).limit(LIMIT).as('matches')),
   );
-  const insertOf = (count: number) => preparedOnce(db, `search_terms:insert:${count}`, () => db('search_terms').insert(Array.from({ length: count }, () => named(COLUMNS))));
   // One object's rows by their whole key: `count` terms (t0, t1, ...).
   const deleteOf = (count: number) =>
     preparedOnce(db, `search_terms:delete:${count}`, () =>
@@ -70,13 +70,7 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
         .andWhere('object_id', param('object_id'))
         .delete(),
     );
-  const insert = async (tx: Tx, terms: readonly Row[]) => {
-    for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
-      const chunk = terms.slice(at, at + ROWS_PER_INSERT);
-      const statement = insertOf(chunk.length);
-      await tx.run(statement.sql, rowsArgs(statement, chunk));
-    }
-  };
+  const insert = (tx: Tx, terms: readonly Row[]) => insertRows(db, tx, 'search_terms', COLUMNS, terms);
   const remove = async (tx: Tx, workspaceId: string, row: Row, terms: readonly string[]) => {
     for (let at = 0; at < terms.length; at += ROWS_PER_INSERT) {
       const chunk = terms.slice(at, at + ROWS_PER_INSERT);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { args, LIMIT, named, param, prepare, ROWS_PER_INSERT, rowsArgs, type Prepared } from '../db/prepared.js';
+import { insertRows } from '../db/insert-rows.js';
+import { args, LIMIT, named, param, prepare, type Prepared } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
 import { drivenByTerms, keysetSource } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
@@ -73,7 +74,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
   const [id, ...rest] = resource.columns;
   const byId = (q: Knex.QueryBuilder) => q.where('workspace_id', param('workspace_id')).andWhere('id', param('id'));
   const pages = new Map<PageKey, Prepared>();
-  const inserts = new Map<number, Prepared>();
+  const inserted = [id as string, 'workspace_id', ...rest];
   for (const column of resource.def.list.sorts) {
     for (const order of ['asc', 'desc'] as const) {
       for (const past of [false, true]) {
@@ -89,13 +90,9 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
     object: prepare(byId(db(table).select(resource.columns))),
     locked: prepare(byId(db(table).select(resource.columns)).forUpdate()),
     exists: prepare(byId(db(table).select('id')).forShare()),
-    insert: prepare(db(table).insert(named([id as string, 'workspace_id', ...rest]))),
-    /** The INSERT of `count` rows (1-100), compiled at its first use. */
-    insertOf: (count: number) => {
-      let statement = inserts.get(count);
-      if (!statement) inserts.set(count, (statement = prepare(db(table).insert(Array.from({ length: count }, () => named([id as string, 'workspace_id', ...rest]))))));
-      return statement;
-    },
+    insert: prepare(db(table).insert(named(inserted))),
+    /** The columns of a new row (what insertMany writes). */
+    columns: inserted,
     update: prepare(byId(db(table).update(named([...Object.keys(fields), 'updated_at', 'version'])))),
     remove: prepare(byId(db(table).delete())),
   };
@@ -139,11 +136,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
       if (index) await index.add(tx, String(row.workspace_id), [row]);
     },
     async insertMany(tx, rows) {
-      for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
-        const chunk = rows.slice(at, at + ROWS_PER_INSERT);
-        const statement = s.insertOf(chunk.length);
-        await tx.run(statement.sql, rowsArgs(statement, chunk));
-      }
+      await insertRows(db, tx, resource.def.table, s.columns, rows);
       if (index && rows.length > 0) await index.add(tx, String(rows[0]?.workspace_id), rows);
     },
     async update(tx, workspaceId, row, before) {
