@@ -15,32 +15,50 @@ import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnect
  */
 export interface Reads {
   all(sql: string, values: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * The rows of a statement whose columns the caller knows, as objects built the fastest way
+   * the driver allows. SQLite: read as arrays and built by `rowOf` (one object literal, see
+   * kernel/rows.ts), as better-sqlite3 builds a row object through V8's API a property at a
+   * time: a page of 50 deals takes about 70 microseconds instead of 100, and the list serves
+   * 15% more requests a second. mysql2 and node-postgres build objects in JavaScript already:
+   * their arrays, turned into objects again, measured 5% slower, so there it is all().
+   */
+  rows(sql: string, values: readonly unknown[], rowOf: (values: unknown[]) => Record<string, unknown>): Promise<Record<string, unknown>[]>;
   close(): void;
 }
 
 export function createReads(db: Knex, database: DatabaseConfig): Reads {
   if (database.client === 'mysql') {
-    return { all: (sql, values) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values)), close() {} };
+    const all = (sql: string, values: readonly unknown[]) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values));
+    return { all, rows: all, close() {} };
   }
   if (database.client === 'postgres') {
-    return { all: (sql, values) => withConnection(db, (connection: PgConnection) => pgCall(connection, sql, values)), close() {} };
+    const all = (sql: string, values: readonly unknown[]) => withConnection(db, (connection: PgConnection) => pgCall(connection, sql, values));
+    return { all, rows: all, close() {} };
   }
   if (database.filename === ':memory:') {
-    return { all: async (sql, values) => (await db.raw(sql, values as Knex.RawBinding[])) as Record<string, unknown>[], close() {} };
+    const all = async (sql: string, values: readonly unknown[]) => (await db.raw(sql, values as Knex.RawBinding[])) as Record<string, unknown>[];
+    return { all, rows: all, close() {} };
   }
   let connection: Database.Database | undefined;
+  // A statement's rows come as objects or as arrays (its raw mode): one prepared statement for each way.
   const prepared = new Map<string, Database.Statement>();
-  return {
-    async all(sql, values) {
+  const raw = new Map<string, Database.Statement>();
+  const statementOf = (sql: string, arrays: boolean): Database.Statement => {
+    const kept = arrays ? raw : prepared;
+    let statement = kept.get(sql);
+    if (!statement) {
       // Opened at the first read: the file exists by then (start-up migrated it).
       connection ??= new Database(database.filename, { readonly: true, fileMustExist: true, timeout: 5000 });
-      let statement = prepared.get(sql);
-      if (!statement) {
-        statement = connection.prepare(sql);
-        prepared.set(sql, statement);
-      }
-      return statement.all(...values) as Record<string, unknown>[];
-    },
+      statement = connection.prepare(sql);
+      if (arrays) statement.raw(true);
+      kept.set(sql, statement);
+    }
+    return statement;
+  };
+  return {
+    all: async (sql, values) => statementOf(sql, false).all(...values) as Record<string, unknown>[],
+    rows: async (sql, values, rowOf) => (statementOf(sql, true).all(...values) as unknown[][]).map(rowOf),
     close() {
       connection?.close();
     },

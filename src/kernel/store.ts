@@ -8,7 +8,7 @@ import type { Change, Row, SortField } from './define.js';
 import { eventsFor, writeEvents } from './outbox.js';
 import { afterKeyset } from './keyset.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { toObject, toStored } from './rows.js';
+import { rowOfArray, toObject, toStored } from './rows.js';
 import { searchIndexOf } from './search-index.js';
 
 /**
@@ -87,6 +87,8 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
   }
   return {
     pages,
+    /** A stored row read as the array of `resource.columns` (`object` and the pages select them in that order). */
+    rowOf: rowOfArray(resource.columns),
     object: prepare(byId(db(table).select(resource.columns))),
     locked: prepare(byId(db(table).select(resource.columns)).forUpdate()),
     exists: prepare(byId(db(table).select('id')).forShare()),
@@ -106,7 +108,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     resource,
     references,
     async find(workspaceId, id) {
-      const [row] = (await reads.all(s.object.sql, args(s.object, ids(workspaceId, id)))) as Row[];
+      const [row] = await reads.rows(s.object.sql, args(s.object, ids(workspaceId, id)), s.rowOf);
       return row && toObject(resource, row);
     },
     async findMany(workspaceId, wanted) {
@@ -117,7 +119,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     async page(workspaceId, { column, order }, after, limit) {
       const statement = s.pages.get(`${column}:${order}:${after ? 'after' : 'first'}`);
       if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
-      return (await reads.all(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }))) as Row[];
+      return reads.rows(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }), s.rowOf);
     },
     query: (workspaceId, keyset) => db.from(keyset ? keysetSource(db, resource.def.table, keyset) : resource.def.table).where('workspace_id', workspaceId),
     async lock(tx, workspaceId, id) {

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { args } from '../../src/db/prepared.js';
 import { encodeCursor } from '../../src/kernel/cursor.js';
+import { statementsOf } from '../../src/kernel/store.js';
 import type { Row } from '../../src/kernel/define.js';
 import { insertSamples, sampleRow, seededRandom } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -147,6 +149,25 @@ describe('lists: keyset pagination, sorts and filters', () => {
     const body = (await res.json()) as Row;
     expect(body).to.include({ id: row?.id, title: row?.title, created_at: '2026-04-04T05:06:07.089Z', updated_at: '2026-04-04T05:06:07.089Z' });
     expect(body).not.to.have.property('workspace_id');
+  });
+
+  it('reads a page and an object as the driver would have built their rows, every column in its place', async () => {
+    const resource = app.registry.byName.get('deal');
+    if (!resource) throw new Error('no deal plugin');
+    const [full] = await insertDeals(1, () => Date.UTC(2026, 3, 5), { title: 'Ünïcode “deal” 🚀', amount: 2 ** 40, currency: 'EUR', stage: 'won', expected_close_date: '2026-12-31' });
+    await insertDeals(2, (i) => Date.UTC(2026, 3, 6) + i, { amount: null, currency: null, client_id: null, expected_close_date: null });
+    const s = statementsOf(app.deps.db, resource);
+    const page = s.pages.get('created_at:desc:first');
+    if (!page) throw new Error('no page statement');
+    const values = args(page, { workspace_id: workspaceId, limit: 500 });
+    const rows = await app.deps.reads.rows(page.sql, values, s.rowOf);
+    expect(rows).to.have.length.of.at.least(3);
+    expect(rows).to.deep.equal(await app.deps.reads.all(page.sql, values));
+    const one = args(s.object, { workspace_id: workspaceId, id: full?.id });
+    const [object] = await app.deps.reads.rows(s.object.sql, one, s.rowOf);
+    expect(object).to.deep.equal((await app.deps.reads.all(s.object.sql, one))[0]);
+    expect(object).to.include({ id: full?.id, title: 'Ünïcode “deal” 🚀', currency: 'EUR', stage: 'won' });
+    expect(Number(object?.amount)).to.equal(2 ** 40);
   });
 
   // Infinity and 1e400 once lifted the page cap (every row in one page); -Infinity was a 500.
