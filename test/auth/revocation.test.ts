@@ -50,14 +50,15 @@ describe('revoking a key', () => {
     const statements: string[] = [];
     const listen = (q: { sql: string }) => statements.push(q.sql);
     const { reads } = app.deps;
-    const all = reads.all;
+    const { all, rows } = reads;
     reads.all = (sql, values) => (statements.push(sql), all(sql, values));
+    reads.rows = (sql, values, rowOf) => (statements.push(sql), rows(sql, values, rowOf));
     app.deps.db.on('query', listen);
     try {
       for (let i = 0; i < 5; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
     } finally {
       app.deps.db.off('query', listen);
-      reads.all = all;
+      Object.assign(reads, { all, rows });
     }
     expect(statements.filter((s) => s.includes('api_keys'))).to.deep.equal([]);
     expect(statements).to.have.length(5);
