@@ -14,7 +14,7 @@ import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, populate, ROUNDS, start, type Run } from './lib.js';
+import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, type Run } from './lib.js';
 
 const OTHER = process.env.BENCH_OTHER;
 if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
@@ -72,9 +72,8 @@ try {
     };
     console.log('  round %d: other %s req/s%s; this %s req/s%s', round + 1, fmt(runs.other[round]?.rps ?? 0), cpuOf('other'), fmt(runs.self[round]?.rps ?? 0), cpuOf('self'));
   }
-  const sorted = (xs: Run[]) => xs.map((r) => r.rps).sort((a, b) => a - b);
-  const med = (xs: Run[]) => sorted(xs)[Math.floor(xs.length / 2)] as number;
-  const spread = (xs: Run[]) => `${fmt(sorted(xs)[0] as number)}-${fmt(sorted(xs)[xs.length - 1] as number)}`;
+  const med = (xs: Run[]) => medianOf(xs.map((r) => r.rps));
+  const spread = (xs: Run[]) => `${fmt(Math.min(...xs.map((r) => r.rps)))}-${fmt(Math.max(...xs.map((r) => r.rps)))}`;
   console.log('\n%s %s on %s, 50 connections, %d rounds of %ds, alternating', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, ROUNDS, DURATION);
   console.log('  other (%s)  median %s req/s  (spread %s)', OTHER, fmt(med(runs.other)), spread(runs.other));
   console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));

@@ -12,7 +12,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { newId } from '../src/common/ids.js';
 import { newDelivery } from '../src/webhooks/deliveries.js';
-import { BACKEND, ROUNDS, fmt, freshDatabase, start } from './lib.js';
+import { BACKEND, ROUNDS, fmt, freshDatabase, medianOf, start } from './lib.js';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 50_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -123,12 +123,11 @@ try {
   receiver.close();
 }
 
-const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const ratios = rows.map((r) => r.inline.p99 / r.off.p99);
 console.log('\nGET /v1/health from the moment the server listens, %d %s, %s, %d rounds of %d s:', PENDING, FANNED_OUT ? 'pending deliveries' : 'events not fanned out yet', BACKEND, ROUNDS, SECONDS);
-console.log('  WORKER=off    p50 %s ms   p99 %s ms   max %s ms', fmt(med(rows.map((r) => r.off.p50))), fmt(med(rows.map((r) => r.off.p99))), fmt(med(rows.map((r) => r.off.max))));
-console.log('  WORKER=inline p50 %s ms   p99 %s ms   max %s ms   (%s deliveries meanwhile)', fmt(med(rows.map((r) => r.inline.p50))), fmt(med(rows.map((r) => r.inline.p99))), fmt(med(rows.map((r) => r.inline.max))), fmt(med(rows.map((r) => r.inline.delivered))));
-console.log('  p99 inline / off: median %s (spread %s-%s)', med(ratios).toFixed(2), Math.min(...ratios).toFixed(2), Math.max(...ratios).toFixed(2));
-console.log('  longest hold of the event loop (any cause: start-up, requests, the worker): off %s ms, inline %s ms (worst round %s ms)', fmt(med(rows.map((r) => r.off.loopMax))), fmt(med(rows.map((r) => r.inline.loopMax))), fmt(Math.max(...rows.map((r) => r.inline.loopMax))));
-const p99 = med(rows.map((r) => r.inline.p99));
+console.log('  WORKER=off    p50 %s ms   p99 %s ms   max %s ms', fmt(medianOf(rows.map((r) => r.off.p50))), fmt(medianOf(rows.map((r) => r.off.p99))), fmt(medianOf(rows.map((r) => r.off.max))));
+console.log('  WORKER=inline p50 %s ms   p99 %s ms   max %s ms   (%s deliveries meanwhile)', fmt(medianOf(rows.map((r) => r.inline.p50))), fmt(medianOf(rows.map((r) => r.inline.p99))), fmt(medianOf(rows.map((r) => r.inline.max))), fmt(medianOf(rows.map((r) => r.inline.delivered))));
+console.log('  p99 inline / off: median %s (spread %s-%s)', medianOf(ratios).toFixed(2), Math.min(...ratios).toFixed(2), Math.max(...ratios).toFixed(2));
+console.log('  longest hold of the event loop (any cause: start-up, requests, the worker): off %s ms, inline %s ms (worst round %s ms)', fmt(medianOf(rows.map((r) => r.off.loopMax))), fmt(medianOf(rows.map((r) => r.inline.loopMax))), fmt(Math.max(...rows.map((r) => r.inline.loopMax))));
+const p99 = medianOf(rows.map((r) => r.inline.p99));
 console.log('  target: p99 under 250 ms while the inline worker drains: %s', p99 < 250 ? 'met' : 'MISSED');

@@ -6,7 +6,7 @@
  * Usage: npm run bench:batch   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=... | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { Agent, request } from 'undici';
-import { BACKEND, freshDatabase, ROUNDS, start } from './lib.js';
+import { BACKEND, freshDatabase, medianOf, ROUNDS, start } from './lib.js';
 
 const ITEMS = 100;
 /** Sets of 100 per round and side: enough for a few hundred milliseconds of each. */
@@ -56,7 +56,6 @@ try {
     ratios.push(single[round]! / batched[round]!);
     console.log('  round %d: 100 single POSTs %s ms, one batch of 100 %s ms, ratio %s', round + 1, single[round]!.toFixed(1), batched[round]!.toFixed(2), ratios[round]!.toFixed(1));
   }
-  const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratio = medianOf(ratios);
   console.log('\n100 deals on %s, whole chain, one connection, %d rounds of %d sets (medians)', BACKEND, ROUNDS, SETS);
   console.log('  100 single POST /v1/deals        %s ms', medianOf(single).toFixed(1));

@@ -154,11 +154,14 @@ export function cpuMsOf(pid: number | undefined): number | undefined {
   }
 }
 
+/** The middle of some figures (the upper one of an even count; NaN of none). */
+export const medianOf = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
 /** The median of the runs' server CPU per request (undefined when a run has none). */
 export function medianCpu(runs: readonly Run[]): number | undefined {
   const cpus = runs.map((r) => r.cpu);
   if (cpus.length === 0 || cpus.some((c) => c === undefined)) return undefined;
-  return (cpus as number[]).sort((a, b) => a - b)[Math.floor(cpus.length / 2)];
+  return medianOf(cpus as number[]);
 }
 
 export const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 0);

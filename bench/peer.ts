@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry.js';
-import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, ROUNDS, start, type Run, type Server } from './lib.js';
+import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, medianOf, ROUNDS, start, type Run, type Server } from './lib.js';
 
 const ROWS = 10_000;
 
@@ -75,7 +75,6 @@ try {
     const cpu = medianCpu(runs);
     return cpu === undefined ? '' : `   CPU ${fmt(cpu)} us/request`;
   };
-  const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratios = chains.map((c, i) => c.rps / peers[i]!.rps);
   const row = (name: string, runs: Run[], memory: { now: number; peak: number }) =>
     console.log('  %s %s req/s   p50 %s ms   p99 %s ms   RSS %s MB (peak %s MB)%s', name.padEnd(38), fmt(medianOf(runs.map((r) => r.rps))).padStart(6), medianOf(runs.map((r) => r.p50)), medianOf(runs.map((r) => r.p99)), memory.now.toFixed(0), memory.peak.toFixed(0), cpuNote(runs));

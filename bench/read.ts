@@ -14,7 +14,7 @@ import { termRows } from '../src/kernel/search-index.js';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { loadConfig } from '../src/common/config.js';
-import { BACKEND, EMBEDDED, DURATION, env, freshDatabase, load, ROUNDS, start } from './lib.js';
+import { BACKEND, EMBEDDED, DURATION, env, freshDatabase, load, medianOf, ROUNDS, start } from './lib.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 110_000);
 
@@ -64,7 +64,6 @@ const COMMON = 'website';
 const FEW = '12';
 const { tokens, cursor, filteredCursor, searchCursors } = await prepare();
 const chain = await start('src/server.ts');
-const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * The first page and a deep one, both warmed alike (JIT, pool, prepared statements, key cache),

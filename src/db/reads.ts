@@ -21,7 +21,7 @@ export interface Reads {
    * kernel/rows.ts), as better-sqlite3 builds a row object through V8's API a property at a
    * time: a page of 50 deals takes about 70 microseconds instead of 100, and the list serves
    * 15% more requests a second. mysql2 and node-postgres build objects in JavaScript already:
-   * their arrays, turned into objects again, measured 5% slower, so there it is all().
+   * their arrays, turned into objects again, measured 5% to 10% slower, so there it is all().
    */
   rows(sql: string, values: readonly unknown[], rowOf: (values: unknown[]) => Record<string, unknown>): Promise<Record<string, unknown>[]>;
   close(): void;
