@@ -30,7 +30,9 @@ const STATEMENT = /^\s*(select|insert|update|delete|replace|begin|commit|rollbac
 const TABLE = /^\s*(?:insert\s+(?:ignore\s+)?into|replace\s+into|update|delete\s+from|create\s+table|drop\s+table|alter\s+table)\s+[`"]?([\w.]+)|\bfrom\s+[`"]?([\w.]+)/i;
 
 /** The operation and the first table a statement names, read from its text. */
-export function statementOf(sql: string): { operation?: string; table?: string } {
+export function statementOf(text: string): { operation?: string; table?: string } {
+  // A fused statement (db/fused.ts) is told by its first INSERT.
+  const sql = text.replace(/^\s*with\s+\w+\s+as\s+\(/i, '');
   const operation = STATEMENT.exec(sql)?.[1]?.toLowerCase();
   const table = TABLE.exec(sql);
   return { ...(operation ? { operation } : {}), ...(table ? { table: table[1] ?? table[2] } : {}) };

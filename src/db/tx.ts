@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectOf, retryingDeadlocks } from './dialect.js';
+import { FUSABLE, fuse, type Statement } from './fused.js';
 import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 
 /**
@@ -12,13 +13,17 @@ import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnect
  * after another process committed, would fail with SQLITE_BUSY_SNAPSHOT; one that starts with
  * the lock waits its turn), and the connection keeps its prepared statements (db/connect.ts).
  * MySQL: mysql2's `execute`, whose statement cache prepares each text once per connection.
- * PostgreSQL: node-postgres's named statements, each text parsed once per connection.
+ * PostgreSQL: node-postgres's named statements, each text parsed once per connection; a
+ * write's INSERTs go as one statement (see pgSession), a create's with no BEGIN and no COMMIT.
  * Both: retried on deadlock, and a connection lost at COMMIT is told apart (retryingDeadlocks).
  */
 export interface Tx {
   /** The rows a statement returns. */
   all(sql: string, values: readonly unknown[]): Promise<Record<string, unknown>[]>;
-  /** A statement that writes. */
+  /**
+   * A statement that writes. On PostgreSQL an INSERT is sent with the next statement or the
+   * commit (its error, say a duplicate key, comes from there: out of writeTransaction all the same).
+   */
   run(sql: string, values: readonly unknown[]): Promise<void>;
 }
 
@@ -36,6 +41,16 @@ interface Session extends Tx {
   control(sql: 'BEGIN' | 'COMMIT' | 'ROLLBACK'): Promise<void>;
 }
 
+/**
+ * A server's transaction: `commit` says `committing` once the outcome hangs on the server's
+ * answer (a connection lost after that is told apart, see retryingDeadlocks).
+ */
+interface ServerSession extends Tx {
+  begin(): Promise<void>;
+  commit(committing: () => void): Promise<void>;
+  rollback(): Promise<void>;
+}
+
 function sqliteSession(connection: SqliteConnection): Session {
   const run = async (sql: string, values: readonly unknown[] = []) => void connection.prepare(sql).run(...bind(values));
   return {
@@ -45,19 +60,74 @@ function sqliteSession(connection: SqliteConnection): Session {
   };
 }
 
-function mysqlSession(connection: MysqlConnection): Session {
+function mysqlSession(connection: MysqlConnection): ServerSession {
+  const control = async (sql: string) => void (await mysqlCall(connection, sql));
   return {
     all: (sql, values) => mysqlCall(connection, sql, bind(values)),
     run: async (sql, values) => void (await mysqlCall(connection, sql, bind(values))),
-    control: async (sql) => void (await mysqlCall(connection, sql === 'BEGIN' ? 'START TRANSACTION' : sql)),
+    begin: () => control('START TRANSACTION'),
+    commit: async (committing) => {
+      committing();
+      await control('COMMIT');
+    },
+    rollback: () => control('ROLLBACK'),
   };
 }
 
-function pgSession(connection: PgConnection): Session {
+/**
+ * PostgreSQL: INSERTs wait, and go as one statement (db/fused.ts) when something must see them
+ * (a read, another kind of write) or at the commit; BEGIN waits for the first statement sent.
+ * A write made of INSERTs alone (a create) is then one statement, which commits on its own:
+ * one round trip where BEGIN, each INSERT and COMMIT took one each.
+ */
+function pgSession(connection: PgConnection): ServerSession {
+  let begun = false;
+  let waiting: Statement[] = [];
+  const begin = async () => {
+    if (begun) return;
+    begun = true;
+    await pgCall(connection, 'BEGIN');
+  };
+  const send = async () => {
+    const statements = fuse(waiting);
+    waiting = [];
+    if (statements.length > 0) await begin();
+    for (const statement of statements) await pgCall(connection, statement.sql, statement.values);
+  };
   return {
-    all: (sql, values) => pgCall(connection, sql, bind(values)),
-    run: async (sql, values) => void (await pgCall(connection, sql, bind(values))),
-    control: async (sql) => void (await pgCall(connection, sql)),
+    all: async (sql, values) => {
+      await send();
+      await begin();
+      return pgCall(connection, sql, bind(values));
+    },
+    run: async (sql, values) => {
+      if (FUSABLE.test(sql)) {
+        waiting.push({ sql, values: bind(values) });
+        return;
+      }
+      await send();
+      await begin();
+      await pgCall(connection, sql, bind(values));
+    },
+    begin: async () => undefined,
+    commit: async (committing) => {
+      const statements = begun ? [] : fuse(waiting);
+      const [alone] = statements;
+      if (alone && statements.length === 1) {
+        waiting = [];
+        committing();
+        await pgCall(connection, alone.sql, alone.values);
+        return;
+      }
+      await send();
+      if (!begun) return;
+      committing();
+      await pgCall(connection, 'COMMIT');
+    },
+    rollback: async () => {
+      waiting = [];
+      if (begun) await pgCall(connection, 'ROLLBACK');
+    },
   };
 }
 
@@ -72,16 +142,15 @@ export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Pro
   return retryingDeadlocks((committing) =>
     withConnection(db, async (connection) => {
       const session = dialect === 'mysql' ? mysqlSession(connection as MysqlConnection) : pgSession(connection as PgConnection);
-      await session.control('BEGIN');
+      await session.begin();
       try {
         const result = await work(session);
-        committing();
-        await session.control('COMMIT');
+        await session.commit(committing);
         return result;
       } catch (error) {
         // Nothing to roll back once the connection is lost (knex's pool then drops it) or the
         // COMMIT went through: the error that got here is the one to report.
-        await session.control('ROLLBACK').catch(() => undefined);
+        await session.rollback().catch(() => undefined);
         throw error;
       }
     }),

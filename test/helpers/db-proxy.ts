@@ -8,8 +8,13 @@ import net from 'node:net';
  */
 export interface CommitCutter {
   url: string;
-  /** Cut the next connection that sends COMMIT, once. */
+  /** Cut the next connection that sends COMMIT (or, on PostgreSQL, `at`), once. */
   armed: boolean;
+  /**
+   * On PostgreSQL a write made of INSERTs alone is one statement that commits by itself, with
+   * no COMMIT (db/fused.ts): a value it carries (a title) tells it on the wire instead.
+   */
+  at?: string;
   refuse: boolean;
   /** How many connections were cut at COMMIT. */
   cuts: number;
@@ -51,7 +56,7 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
     let cutting = false;
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      if (cutter.armed && chunk.includes(commit)) {
+      if (cutter.armed && (chunk.includes(commit) || (postgres && cutter.at !== undefined && chunk.includes(cutter.at)))) {
         cutter.armed = false;
         cutting = true;
         cutter.cuts++;

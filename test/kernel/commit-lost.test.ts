@@ -28,6 +28,7 @@ describe('a write whose connection is lost at COMMIT', () => {
 
   it('answers 201 for a create that was committed: the service made the id, so it checks', async () => {
     cutter.armed = true;
+    cutter.at = 'Committed anyway';
     const res = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Committed anyway' } });
     expect(cutter.cuts).to.equal(1);
     expect(res.status, await res.clone().text()).to.equal(201);
@@ -41,6 +42,7 @@ describe('a write whose connection is lost at COMMIT', () => {
   it('answers 201 with every object for a batch that was committed', async () => {
     const cuts = cutter.cuts;
     cutter.armed = true;
+    cutter.at = 'Batch one';
     const res = await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'Batch one' }, { title: 'Batch two' }, { title: 'Batch three' }] } });
     expect(cutter.cuts).to.equal(cuts + 1);
     expect(res.status, await res.clone().text()).to.equal(201);
@@ -54,28 +56,30 @@ describe('a write whose connection is lost at COMMIT', () => {
 
   it('says the outcome is unknown when it cannot check, and a retry with the same Idempotency-Key answers the committed create once', async () => {
     cutter.armed = true;
+    cutter.at = 'Unknown outcome';
     cutter.refuse = true;
     const headers = { 'idempotency-key': 'lost-at-commit-1' };
     let first: Response;
     try {
-      first = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown' }, headers });
+      first = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown outcome' }, headers });
     } finally {
       cutter.refuse = false;
     }
     const body = await problem(first, 503, 'unavailable');
     expect(first.headers.get('retry-after')).to.equal('5');
     expect(body.detail).to.match(/whether it was made is unknown/).and.match(/same Idempotency-Key is safe/);
-    const retry = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown' }, headers });
+    const retry = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Unknown outcome' }, headers });
     expect(retry.status).to.equal(201);
     expect(retry.headers.get('idempotent-replayed')).to.equal('true');
     const deal = (await retry.json()) as Obj;
-    expect(await app.deps.db('deals').where({ workspace_id: workspaceId, title: 'Unknown' }).count({ n: '*' }).first()).to.deep.equal({ n: 1 });
+    expect(await app.deps.db('deals').where({ workspace_id: workspaceId, title: 'Unknown outcome' }).count({ n: '*' }).first()).to.deep.equal({ n: 1 });
     expect(await events(deal.id)).to.equal(1);
   });
 
   it('says the outcome is unknown for a PATCH cut at COMMIT, and that repeating it is safe', async () => {
     const deal = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Before' } })).json()) as Obj;
     cutter.armed = true;
+    cutter.at = undefined;
     const body = await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: 'After' } }), 503, 'unavailable');
     expect(body.detail).to.match(/whether it was made is unknown/).and.match(/PATCH or DELETE may simply be repeated/);
     // It was committed: the object and its event are there.

@@ -8,6 +8,7 @@ describe('database errors in the log (unit)', () => {
     expect(statementOf('select `k`.* from `api_keys` as `k` where `token_hash` = ?')).to.deep.equal({ operation: 'select', table: 'api_keys' });
     expect(statementOf('delete from `idempotency_keys` where `expires_at` < ?')).to.deep.equal({ operation: 'delete', table: 'idempotency_keys' });
     expect(statementOf('COMMIT')).to.deep.equal({ operation: 'commit' });
+    expect(statementOf('WITH s0 AS (insert into "deals" ("id") values ($1)) insert into "events" ("id") values ($2)')).to.deep.equal({ operation: 'insert', table: 'deals' });
   });
 
   it('keeps the code and drops every text that can hold a bound value', () => {
