@@ -81,6 +81,10 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
       ...serverConnection(database.url, 3306),
       charset: 'utf8mb4',
       connectTimeout: 5000,
+      // A write's INSERTs and its COMMIT go in one round trip (db/tx.ts). Every statement of the
+      // service is built with placeholders (knex's, or compiled once: db/prepared.ts), none by
+      // pasting a value into its text, so one more statement cannot ride in on a value.
+      multipleStatements: true,
     },
     pool: {
       min: 0,

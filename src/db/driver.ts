@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
  */
 
 type Done = (err: Error | null, rows?: unknown) => void;
-export type MysqlConnection = { execute(sql: string, values: readonly unknown[], done: Done): void; query(sql: string, done: Done): void };
+export type MysqlConnection = { execute(sql: string, values: readonly unknown[], done: Done): void; query(sql: string, values: readonly unknown[] | Done, done?: Done): void };
 export type SqliteConnection = { prepare(sql: string): { all(...values: unknown[]): unknown[]; run(...values: unknown[]): unknown } };
 
 /** Runs `use` on a connection of knex's pool (waiting for one as knex would), then gives it back. */
@@ -19,6 +19,14 @@ export async function withConnection<C, T>(db: Knex, use: (connection: C) => Pro
   } finally {
     await pool.releaseConnection(connection);
   }
+}
+
+/**
+ * mysql2: several statements in one round trip (the connections allow it: db/connect.ts), their
+ * values escaped by the driver as knex's own queries are (`query` with values), not prepared.
+ */
+export function mysqlStatements(connection: MysqlConnection, sql: string, values: readonly unknown[]): Promise<void> {
+  return new Promise((resolve, reject) => connection.query(sql, values, (err) => (err ? reject(err) : resolve())));
 }
 
 /** mysql2: `execute` (a statement prepared once per connection, by its cache) with values, or `query` without. */

@@ -1,11 +1,10 @@
 /**
- * PostgreSQL's INSERTs of one write, sent as one statement: `WITH s0 AS (INSERT ...), s1 AS
- * (INSERT ...) INSERT ...`. A statement in a WITH may write (PostgreSQL runs each once, and
- * checks the foreign keys at the end of the whole statement, when every row is there), so a
- * create's row, its search terms, its event and its Idempotency-Key, which nothing reads back
- * before the COMMIT, take one round trip to the server instead of one each. One statement
- * commits on its own: a write that is nothing else needs no BEGIN and no COMMIT either (see
- * db/tx.ts).
+ * The INSERTs of one write, which nothing reads back before its COMMIT (a create's row, its
+ * search terms, its event, its Idempotency-Key), wait and go together (db/tx.ts): on MySQL in one
+ * round trip of several statements, on PostgreSQL as one statement: `WITH s0 AS (INSERT ...), s1
+ * AS (INSERT ...) INSERT ...`. A statement in a WITH may write (PostgreSQL runs each once, and
+ * checks the foreign keys at the end of the whole statement, when every row is there); one
+ * statement commits on its own, so a write that is nothing else needs no BEGIN and no COMMIT.
  */
 
 /** A statement as the driver takes it: its text (values as $1, $2...) and its values. */
@@ -46,7 +45,7 @@ function fusedText(sqls: readonly string[], counts: readonly number[]): string {
 }
 
 /**
- * `statements` (each FUSABLE, numbered $1...) as few statements as FUSED_VALUES allows, in
+ * PostgreSQL: `statements` (each FUSABLE, numbered $1...) as few statements as FUSED_VALUES allows, in
  * their order: consecutive ones whose values add up to at most FUSED_VALUES become one.
  */
 export function fuse(statements: readonly Statement[]): Statement[] {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dialectOf, retryingDeadlocks } from './dialect.js';
 import { FUSABLE, fuse, type Statement } from './fused.js';
-import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
+import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
@@ -12,7 +12,8 @@ import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnect
  * SQLite: `BEGIN IMMEDIATE` takes the write lock first (a transaction that reads, then writes
  * after another process committed, would fail with SQLITE_BUSY_SNAPSHOT; one that starts with
  * the lock waits its turn), and the connection keeps its prepared statements (db/connect.ts).
- * MySQL: mysql2's `execute`, whose statement cache prepares each text once per connection.
+ * MySQL: mysql2's `execute`, whose statement cache prepares each text once per connection; a
+ * write's INSERTs go in one round trip with its COMMIT (see mysqlSession).
  * PostgreSQL: node-postgres's named statements, each text parsed once per connection; a
  * write's INSERTs go as one statement (see pgSession), a create's with no BEGIN and no COMMIT.
  * Both: retried on deadlock, and a connection lost at COMMIT is told apart (retryingDeadlocks).
@@ -21,8 +22,8 @@ export interface Tx {
   /** The rows a statement returns. */
   all(sql: string, values: readonly unknown[]): Promise<Record<string, unknown>[]>;
   /**
-   * A statement that writes. On PostgreSQL an INSERT is sent with the next statement or the
-   * commit (its error, say a duplicate key, comes from there: out of writeTransaction all the same).
+   * A statement that writes. On MySQL and PostgreSQL an INSERT is sent with the next statement or
+   * the commit (its error, say a duplicate key, comes from there: out of writeTransaction all the same).
    */
   run(sql: string, values: readonly unknown[]): Promise<void>;
 }
@@ -60,17 +61,48 @@ function sqliteSession(connection: SqliteConnection): Session {
   };
 }
 
+/**
+ * MySQL: INSERTs wait, as on PostgreSQL (see pgSession), and go with what must follow them in one
+ * round trip of several statements: `START TRANSACTION` when none was sent, the INSERTs, and the
+ * `COMMIT` at the end. A create, INSERTs alone, is one round trip where there were five. Reads,
+ * and writes of other kinds, stay prepared statements (`execute`).
+ */
 function mysqlSession(connection: MysqlConnection): ServerSession {
-  const control = async (sql: string) => void (await mysqlCall(connection, sql));
+  let begun = false;
+  let waiting: Statement[] = [];
+  const send = async (last?: 'COMMIT') => {
+    const texts = waiting.map((statement) => statement.sql);
+    const values = waiting.flatMap((statement) => statement.values);
+    waiting = [];
+    if (!begun) texts.unshift('START TRANSACTION');
+    begun = true;
+    if (last) texts.push(last);
+    if (texts.length === 1 && texts[0] !== undefined) await mysqlCall(connection, texts[0]);
+    else if (texts.length > 1) await mysqlStatements(connection, texts.join(';\n'), values);
+  };
   return {
-    all: (sql, values) => mysqlCall(connection, sql, bind(values)),
-    run: async (sql, values) => void (await mysqlCall(connection, sql, bind(values))),
-    begin: () => control('START TRANSACTION'),
-    commit: async (committing) => {
-      committing();
-      await control('COMMIT');
+    all: async (sql, values) => {
+      if (!begun || waiting.length > 0) await send();
+      return mysqlCall(connection, sql, bind(values));
     },
-    rollback: () => control('ROLLBACK'),
+    run: async (sql, values) => {
+      if (FUSABLE.test(sql)) {
+        waiting.push({ sql, values: bind(values) });
+        return;
+      }
+      if (!begun || waiting.length > 0) await send();
+      await mysqlCall(connection, sql, bind(values));
+    },
+    begin: async () => undefined,
+    commit: async (committing) => {
+      if (!begun && waiting.length === 0) return;
+      committing();
+      await send('COMMIT');
+    },
+    rollback: async () => {
+      waiting = [];
+      if (begun) await mysqlCall(connection, 'ROLLBACK');
+    },
   };
 }
 

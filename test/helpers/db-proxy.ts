@@ -24,18 +24,20 @@ export interface CommitCutter {
 }
 
 /**
- * COMMIT as each protocol sends it: MySQL's COM_QUERY (0x03) then the text; PostgreSQL's simple
- * Query message ('Q', its length, the text ending in a zero byte).
+ * COMMIT as each protocol sends it: PostgreSQL's simple Query message ('Q', its length, the text
+ * ending in a zero byte); MySQL's COM_QUERY, whose text ends with it (alone, or after a write's
+ * INSERTs, sent with it in one round trip: db/tx.ts). The client waits for the answer before it
+ * sends more, so the COMMIT is the last thing in what it sent.
  */
 const COMMIT = {
-  mysql: Buffer.from([0x03, ...Buffer.from('COMMIT')]),
+  mysql: Buffer.from('COMMIT'),
   postgres: Buffer.from([0x51, 0, 0, 0, 11, ...Buffer.from('COMMIT'), 0]),
 };
+const commits = (chunk: Buffer, postgres: boolean) => (postgres ? chunk.includes(COMMIT.postgres) : chunk.subarray(-COMMIT.mysql.length).equals(COMMIT.mysql));
 
 export async function startCommitCutter(databaseUrl: string): Promise<CommitCutter> {
   const target = new URL(databaseUrl);
   const postgres = target.protocol.startsWith('postgres');
-  const commit = postgres ? COMMIT.postgres : COMMIT.mysql;
   const sockets = new Set<net.Socket>();
   const cutter = { armed: false, refuse: false, cuts: 0 } as CommitCutter;
   const server = net.createServer((client) => {
@@ -56,7 +58,7 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
     let cutting = false;
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      if (cutter.armed && (chunk.includes(commit) || (postgres && cutter.at !== undefined && chunk.includes(cutter.at)))) {
+      if (cutter.armed && (commits(chunk, postgres) || (postgres && cutter.at !== undefined && chunk.includes(cutter.at)))) {
         cutter.armed = false;
         cutting = true;
         cutter.cuts++;

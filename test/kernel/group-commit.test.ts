@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { dialectOf } from '../../src/db/dialect.js';
+import { dialectOf, isDuplicateKey } from '../../src/db/dialect.js';
 import { numbered } from '../../src/db/driver.js';
 import { writeTransaction } from '../../src/db/tx.js';
 import { backend } from '../helpers/backend.js';
@@ -76,5 +76,35 @@ describe('write transactions started together', () => {
     );
     const [row] = await app.deps.reads.all(count, [type]);
     expect(Number(row?.n)).to.equal(6);
+  });
+
+  it('writes nothing of a write whose later INSERT fails (MySQL and PostgreSQL send them together), and its connection serves the next writes clean', async () => {
+    const type = `test.together.${Date.now()}`;
+    const event = (id: string) => [`evt_together_${type}_${id}`, workspaceId, type, `t_${id}`, '{}', Date.now()];
+    const failing = writeTransaction(app.deps.db, async (tx) => {
+      await tx.run(insert, event('a'));
+      await tx.run(insert, event('b'));
+      await tx.run(insert, event('a'));
+    });
+    await failing.then(
+      () => expect.fail('a duplicate id was written'),
+      (error: unknown) => expect(isDuplicateKey(error), String(error)).to.equal(true),
+    );
+    expect(Number((await app.deps.reads.all(count, [type]))[0]?.n)).to.equal(0);
+    // A read inside a write sees the INSERTs before it, which are sent first.
+    const inside = await writeTransaction(app.deps.db, async (tx) => {
+      await tx.run(insert, event('c'));
+      await tx.run(insert, event('d'));
+      const [row] = await tx.all(count, [type]);
+      await tx.run(insert, event('e'));
+      return Number(row?.n);
+    });
+    expect(inside).to.equal(2);
+    // More writes than the pool has connections, one after another: had the failed write's
+    // transaction been left open on its connection, the next one there would have committed
+    // its first row (MySQL commits an open transaction at START TRANSACTION).
+    for (let i = 0; i < 12; i++) await writeTransaction(app.deps.db, (tx) => tx.run(insert, event(`n${i}`)));
+    const rows = (await app.deps.db('events').where({ type }).select('object_id')) as Array<{ object_id: string }>;
+    expect(rows.map((r) => r.object_id).sort()).to.deep.equal(['t_c', 't_d', 't_e', ...Array.from({ length: 12 }, (_, i) => `t_n${i}`)].sort());
   });
 });
