@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createLogger } from '../../src/deps.js';
 
 /** The service's own logger (serializers, redaction) writing lines the test can read. */
-export function capturedLog(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
+export function capturedLog(level = 'warn'): { log: Logger; lines: () => Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -11,5 +11,5 @@ export function capturedLog(): { log: Logger; lines: () => Array<Record<string, 
       done();
     },
   });
-  return { log: createLogger('warn', sink), lines: () => lines };
+  return { log: createLogger(level, sink), lines: () => lines };
 }
