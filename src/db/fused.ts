@@ -17,11 +17,19 @@ export interface Statement {
 export const FUSABLE = /^\s*insert\s+into\s/i;
 
 /**
- * Values one fused statement binds at most: a write of one object binds a few dozen. A batch's
- * INSERTs bind thousands each and stay apart, so that a connection keeps no text of a batch's
- * every combination of sizes prepared (and PostgreSQL's limit, 65,535, is far).
+ * Values a write's INSERTs bind at most to go together: a write of one object binds a few
+ * dozen. A batch's INSERTs bind thousands each and go one by one, as prepared statements of
+ * the few shapes a batch has, so that no connection keeps a text prepared for each combination
+ * of a batch's sizes (and PostgreSQL's limit, 65,535 values a statement, is far).
  */
 export const FUSED_VALUES = 1000;
+
+/** Whether `statements` go together (see FUSED_VALUES). */
+export function together(statements: readonly Statement[]): boolean {
+  let count = 0;
+  for (const statement of statements) count += statement.values.length;
+  return count <= FUSED_VALUES;
+}
 
 /** Fused texts kept, by the texts they join (past this, a text is made each time). */
 const KEPT = 2000;
@@ -45,24 +53,10 @@ function fusedText(sqls: readonly string[], counts: readonly number[]): string {
 }
 
 /**
- * PostgreSQL: `statements` (each FUSABLE, numbered $1...) as few statements as FUSED_VALUES allows, in
- * their order: consecutive ones whose values add up to at most FUSED_VALUES become one.
+ * PostgreSQL: `statements` (each FUSABLE, numbered $1...) as one statement when they go
+ * together, else as they are.
  */
 export function fuse(statements: readonly Statement[]): Statement[] {
-  const out: Statement[] = [];
-  let run: Statement[] = [];
-  let count = 0;
-  const close = () => {
-    if (run.length === 1 && run[0]) out.push(run[0]);
-    else if (run.length > 1) out.push({ sql: fusedText(run.map((s) => s.sql), run.map((s) => s.values.length)), values: run.flatMap((s) => s.values) });
-    run = [];
-    count = 0;
-  };
-  for (const statement of statements) {
-    if (run.length > 0 && count + statement.values.length > FUSED_VALUES) close();
-    run.push(statement);
-    count += statement.values.length;
-  }
-  close();
-  return out;
+  if (statements.length < 2 || !together(statements)) return [...statements];
+  return [{ sql: fusedText(statements.map((s) => s.sql), statements.map((s) => s.values.length)), values: statements.flatMap((s) => s.values) }];
 }

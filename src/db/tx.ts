@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectOf, retryingDeadlocks } from './dialect.js';
-import { FUSABLE, fuse, type Statement } from './fused.js';
+import { FUSABLE, fuse, together, type Statement } from './fused.js';
 import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 
 /**
@@ -65,20 +65,25 @@ function sqliteSession(connection: SqliteConnection): Session {
  * MySQL: INSERTs wait, as on PostgreSQL (see pgSession), and go with what must follow them in one
  * round trip of several statements: `START TRANSACTION` when none was sent, the INSERTs, and the
  * `COMMIT` at the end. A create, INSERTs alone, is one round trip where there were five. Reads,
- * and writes of other kinds, stay prepared statements (`execute`).
+ * writes of other kinds and a batch's INSERTs (db/fused.ts) stay prepared statements (`execute`).
  */
 function mysqlSession(connection: MysqlConnection): ServerSession {
   let begun = false;
   let waiting: Statement[] = [];
   const send = async (last?: 'COMMIT') => {
-    const texts = waiting.map((statement) => statement.sql);
-    const values = waiting.flatMap((statement) => statement.values);
+    const statements = waiting;
     waiting = [];
-    if (!begun) texts.unshift('START TRANSACTION');
+    const start = !begun;
     begun = true;
-    if (last) texts.push(last);
-    if (texts.length === 1 && texts[0] !== undefined) await mysqlCall(connection, texts[0]);
-    else if (texts.length > 1) await mysqlStatements(connection, texts.join(';\n'), values);
+    if (statements.length > 0 && together(statements)) {
+      const texts = [...(start ? ['START TRANSACTION'] : []), ...statements.map((statement) => statement.sql), ...(last ? [last] : [])];
+      await mysqlStatements(connection, texts.join(';\n'), statements.flatMap((statement) => statement.values));
+      return;
+    }
+    // Nothing waiting, or a batch's INSERTs: each statement as it is.
+    if (start) await mysqlCall(connection, 'START TRANSACTION');
+    for (const statement of statements) await mysqlCall(connection, statement.sql, statement.values);
+    if (last) await mysqlCall(connection, last);
   };
   return {
     all: async (sql, values) => {
