@@ -31,8 +31,8 @@ const TABLE = /^\s*(?:insert\s+(?:ignore\s+)?into|replace\s+into|update|delete\s
 
 /** The operation and the first table a statement names, read from its text. */
 export function statementOf(text: string): { operation?: string; table?: string } {
-  // A fused statement (db/fused.ts) is told by its first INSERT.
-  const sql = text.replace(/^\s*with\s+\w+\s+as\s+\(/i, '');
+  // A write's INSERTs sent together (db/fused.ts) are told by the first of them.
+  const sql = text.replace(/^\s*(?:with\s+\w+\s+as\s+\(|start\s+transaction\s*;\s*)/i, '');
   const operation = STATEMENT.exec(sql)?.[1]?.toLowerCase();
   const table = TABLE.exec(sql);
   return { ...(operation ? { operation } : {}), ...(table ? { table: table[1] ?? table[2] } : {}) };

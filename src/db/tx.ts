@@ -43,11 +43,11 @@ interface Session extends Tx {
 }
 
 /**
- * A server's transaction: `commit` says `committing` once the outcome hangs on the server's
- * answer (a connection lost after that is told apart, see retryingDeadlocks).
+ * A server's transaction, begun by its first statement: `commit` says `committing` once the
+ * outcome hangs on the server's answer (a connection lost after that is told apart, see
+ * retryingDeadlocks).
  */
 interface ServerSession extends Tx {
-  begin(): Promise<void>;
   commit(committing: () => void): Promise<void>;
   rollback(): Promise<void>;
 }
@@ -98,7 +98,6 @@ function mysqlSession(connection: MysqlConnection): ServerSession {
       if (!begun || waiting.length > 0) await send();
       await mysqlCall(connection, sql, bind(values));
     },
-    begin: async () => undefined,
     commit: async (committing) => {
       if (!begun && waiting.length === 0) return;
       committing();
@@ -146,7 +145,6 @@ function pgSession(connection: PgConnection): ServerSession {
       await begin();
       await pgCall(connection, sql, bind(values));
     },
-    begin: async () => undefined,
     commit: async (committing) => {
       const statements = begun ? [] : fuse(waiting);
       const [alone] = statements;
@@ -179,7 +177,7 @@ export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Pro
   return retryingDeadlocks((committing) =>
     withConnection(db, async (connection) => {
       const session = dialect === 'mysql' ? mysqlSession(connection as MysqlConnection) : pgSession(connection as PgConnection);
-      await session.begin();
+      // Each session begins with its first statement (see mysqlSession, pgSession).
       try {
         const result = await work(session);
         await session.commit(committing);

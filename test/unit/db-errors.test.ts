@@ -9,6 +9,7 @@ describe('database errors in the log (unit)', () => {
     expect(statementOf('delete from `idempotency_keys` where `expires_at` < ?')).to.deep.equal({ operation: 'delete', table: 'idempotency_keys' });
     expect(statementOf('COMMIT')).to.deep.equal({ operation: 'commit' });
     expect(statementOf('WITH s0 AS (insert into "deals" ("id") values ($1)) insert into "events" ("id") values ($2)')).to.deep.equal({ operation: 'insert', table: 'deals' });
+    expect(statementOf('START TRANSACTION;\ninsert into `deals` (`id`) values (?);\ninsert into `events` (`id`) values (?);\nCOMMIT')).to.deep.equal({ operation: 'insert', table: 'deals' });
   });
 
   it('keeps the code and drops every text that can hold a bound value', () => {
