@@ -119,21 +119,21 @@ function mysqlSession(connection: MysqlConnection): ServerSession {
 function pgSession(connection: PgConnection): ServerSession {
   let begun = false;
   let waiting: Statement[] = [];
-  const begin = async () => {
-    if (begun) return;
-    begun = true;
-    await pgCall(connection, 'BEGIN');
-  };
-  const send = async () => {
+  /** The INSERTs waiting, as few statements as they fuse into (none wait after). */
+  const taken = () => {
     const statements = fuse(waiting);
     waiting = [];
-    if (statements.length > 0) await begin();
+    return statements;
+  };
+  /** BEGIN unless it was sent, then `statements`. */
+  const send = async (statements: readonly Statement[]) => {
+    if (!begun) await pgCall(connection, 'BEGIN');
+    begun = true;
     for (const statement of statements) await pgCall(connection, statement.sql, statement.values);
   };
   return {
     all: async (sql, values) => {
-      await send();
-      await begin();
+      await send(taken());
       return pgCall(connection, sql, bind(values));
     },
     run: async (sql, values) => {
@@ -141,21 +141,19 @@ function pgSession(connection: PgConnection): ServerSession {
         waiting.push({ sql, values: bind(values) });
         return;
       }
-      await send();
-      await begin();
-      await pgCall(connection, sql, bind(values));
+      await send([...taken(), { sql, values: bind(values) }]);
     },
     commit: async (committing) => {
-      const statements = begun ? [] : fuse(waiting);
+      const statements = taken();
+      if (!begun && statements.length === 0) return;
       const [alone] = statements;
-      if (alone && statements.length === 1) {
-        waiting = [];
+      if (!begun && alone && statements.length === 1) {
+        // One statement commits on its own.
         committing();
         await pgCall(connection, alone.sql, alone.values);
         return;
       }
-      await send();
-      if (!begun) return;
+      await send(statements);
       committing();
       await pgCall(connection, 'COMMIT');
     },
