@@ -4,6 +4,7 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../common/config.js';
+import { CHECKPOINT_BACKSTOP_PAGES, startCheckpointer } from './checkpoint.js';
 
 /** Statements one SQLite connection keeps prepared (texts beyond are prepared as they come). */
 const KEPT_STATEMENTS = 500;
@@ -60,6 +61,8 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
           conn.pragma('foreign_keys = ON');
+          // Checkpoints are a thread's (db/checkpoint.ts); the writer's own is only a backstop.
+          conn.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
           keepStatements(conn);
           done(null, conn);
         },
@@ -125,5 +128,18 @@ export function createDb(database: DatabaseConfig, log?: Logger): Knex {
     fs.mkdirSync(path.dirname(database.filename), { recursive: true });
   }
   // compileSqlOnError: an error's message carries the statement with ? for its values, never the values.
-  return knex({ ...knexSettings(database), compileSqlOnError: false, ...(log ? { log: knexLog(log) } : {}) });
+  const db = knex({ ...knexSettings(database), compileSqlOnError: false, ...(log ? { log: knexLog(log) } : {}) });
+  if (database.client === 'sqlite' && database.filename !== ':memory:') {
+    // A SQLite file's log is checkpointed by a thread of its own, stopped with the pool.
+    const checkpointer = startCheckpointer(database.filename, (message) => log?.warn({ error: message }, 'SQLite checkpoint failed; the writer checkpoints on its own past its backstop'));
+    const destroy = db.destroy.bind(db);
+    Object.defineProperty(db, 'destroy', {
+      configurable: true,
+      value: async () => {
+        await checkpointer.close();
+        await destroy();
+      },
+    });
+  }
+  return db;
 }
