@@ -41,3 +41,47 @@ export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, quer
   const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1)) as T[];
   return toPage(rows, query.limit, { ...at, column }, map);
 }
+
+/** Rows a checked page walks and checks itself before it leaves the rest of the page to the database. */
+export const WALKED_ROWS = 1_000;
+
+/**
+ * keysetPage() for rows that must pass a check the database could also make, but at a cost
+ * every page pays (a search's common words, kernel/search-index.ts): the page walks `q` in
+ * chunks (the page's size, then four times more each time), keeps the rows `check.has`
+ * accepts and stops when it has its rows or `q` its end. Past WALKED_ROWS rows walked, the
+ * rest of the page comes from `check.narrow(q)`, after the last row walked. Either way, the
+ * page's rows are those keysetPage() would give for the narrowed query, in its order.
+ */
+export async function checkedKeysetPage<T extends object, U>(
+  q: Knex.QueryBuilder,
+  query: { limit: number; cursor?: string },
+  at: { resource: string; sort: string },
+  map: (row: T) => U,
+  check: { has(row: T): boolean; narrow(q: Knex.QueryBuilder): Knex.QueryBuilder },
+) {
+  const column = at.sort.replace(/^-/, '');
+  const order = at.sort.startsWith('-') ? 'desc' : 'asc';
+  let after: { value: Knex.Value; id: Knex.Value } | undefined = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
+  const rowsAfter = (from: Knex.QueryBuilder, count: number) => {
+    const chunk = from.clone();
+    if (after) afterKeyset(chunk, column, order, after);
+    return chunk.orderBy([{ column, order }, { column: 'id', order }]).limit(count) as Promise<T[]>;
+  };
+  const wanted = query.limit + 1;
+  const kept: T[] = [];
+  const page = () => toPage(kept, query.limit, { ...at, column }, map);
+  let walked = 0;
+  for (let size = wanted; walked < WALKED_ROWS; size = Math.min(size * 4, WALKED_ROWS - walked)) {
+    const rows = await rowsAfter(q, size);
+    walked += rows.length;
+    for (const row of rows) {
+      if (check.has(row) && kept.push(row) === wanted) return page();
+    }
+    if (rows.length < size) return page();
+    const last = rows[rows.length - 1] as Record<string, unknown>;
+    after = { value: asNumber(last[column]), id: String(last.id) };
+  }
+  kept.push(...(await rowsAfter(check.narrow(q.clone()), wanted - kept.length)));
+  return page();
+}

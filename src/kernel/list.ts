@@ -1,8 +1,8 @@
 import { decodeCursor } from './cursor.js';
-import type { Row, SortField } from './define.js';
+import type { SortField } from './define.js';
 import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
-import { keysetPage, toPage } from './keyset.js';
+import { checkedKeysetPage, keysetPage, toPage } from './keyset.js';
 import { searchWords } from './search.js';
 import type { ResourceStore } from './store.js';
 
@@ -39,16 +39,20 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   const equality = list.filters.filter((filter) => query[filter] !== undefined);
   const words = query.q === undefined ? undefined : searchWords(query.q);
   const keyset = query.cursor !== undefined && equality.length === 0 ? column : undefined;
-  const q = words ? (await store.search(workspaceId, words, keyset))?.q : store.query(workspaceId, keyset);
-  if (!q) {
+  // Common search words walk the list's index page after page, a cursor or not.
+  const found = words ? await store.search(workspaceId, words, equality.length === 0 ? column : undefined) : { q: store.query(workspaceId, keyset) };
+  if (!found) {
     // A word that starts no term: no object, whatever else the query says (its cursor is still checked).
     if (query.cursor !== undefined) decodeCursor(query.cursor, name, query.sort);
     return { data: [], has_more: false, next_cursor: null };
   }
+  const { q, common } = found;
   for (const filter of equality) q.where(filter, query[filter] as string);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter]);
-  return keysetPage(q.select(store.resource.columns), query, { resource: name, sort: query.sort }, (row: Row) => store.toObject(row));
+  const at = { resource: name, sort: query.sort };
+  q.select(store.resource.columns);
+  return common ? checkedKeysetPage(q, query, at, store.toObject, common) : keysetPage(q, query, at, store.toObject);
 }
 
 /** Adds one operator's condition (ANDed with the others); `[in]` values are checked here, 400 naming the parameter. */

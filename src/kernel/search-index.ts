@@ -7,7 +7,7 @@ import { drivenBy } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
 import type { CompiledResource, Registry } from './registry.js';
-import { sameTerms, termsOf, WORDS_VERSION } from './search.js';
+import { hasEveryWord, sameTerms, termsOf, WORDS_VERSION } from './search.js';
 
 /**
  * The `search_terms` table of one resource (kernel/search.ts says what a term is): the store
@@ -24,9 +24,25 @@ export interface SearchIndex {
   /**
    * A query on the resource's table (`from`, with the workspace's condition) narrowed to the
    * objects that have a term starting with each word, or undefined when a word starts none
-   * (in an object: a query builder is a promise, which `await` would run).
+   * (in an object: a query builder is a promise, which `await` would run). When every word is
+   * common, `q` is the list's own walk and `common` checks the words (see CommonWords).
    */
-  match(from: (drivenByTerms: boolean) => Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Promise<{ q: Knex.QueryBuilder } | undefined>;
+  match(from: (drivenByTerms: boolean) => Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Promise<{ q: Knex.QueryBuilder; common?: CommonWords } | undefined>;
+}
+
+/**
+ * Words that each start the terms of over DRIVING_MATCHES objects: a page walks the list's
+ * keyset index and checks each row's own fields first (kernel/keyset.ts checkedKeysetPage), as
+ * most rows it meets have them. Asked of the database instead, each word's matches were
+ * gathered whole for every page (a word of every one of 110,000 deals: 53 ms a page on
+ * SQLite). Should the rows walked seldom have them all, the rest of the page is the database's,
+ * narrowed by the index.
+ */
+export interface CommonWords {
+  /** Whether a stored row has every word, by the index's own rule (kernel/search.ts). */
+  has(row: Row): boolean;
+  /** `q` narrowed to the rows with every word, by the index. */
+  narrow(q: Knex.QueryBuilder): Knex.QueryBuilder;
 }
 
 /**
@@ -99,14 +115,17 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
       );
       counts.sort((a, b) => a.n - b.n);
       if (counts[0]?.n === 0) return undefined;
-      const driven = (counts[0]?.n ?? Infinity) <= DRIVING_MATCHES;
-      const q = from(driven);
-      // The rarest word first: where its matches drive, the others are checked against them.
-      for (const [i, { word }] of counts.entries()) {
-        const matches = starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END);
-        if (i === 0 && driven) drivenBy(db, q, 'id', matches);
-        else q.whereIn('id', matches);
+      const matches = (word: string) => starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END);
+      if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) {
+        const common = {
+          has: (row: Row) => hasEveryWord(termsOf(resource.searchable, row), words),
+          narrow: (q: Knex.QueryBuilder) => counts.reduce((narrowed, { word }) => narrowed.whereIn('id', matches(word)), q),
+        };
+        return { q: from(false), common };
       }
+      // The rarest word's matches drive; the others are checked against them.
+      const q = drivenBy(db, from(true), 'id', matches(counts[0]!.word));
+      for (const { word } of counts.slice(1)) q.whereIn('id', matches(word));
       return { q };
     },
   };

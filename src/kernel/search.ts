@@ -66,6 +66,14 @@ export function termsOf(fields: readonly string[], row: Row): Set<string> {
   return terms;
 }
 
+/** Whether every word starts one of `terms` (a row's, termsOf): what the index answers, asked of the row itself. */
+export function hasEveryWord(terms: ReadonlySet<string>, words: readonly string[]): boolean {
+  return words.every((word) => {
+    for (const term of terms) if (term.startsWith(word)) return true;
+    return false;
+  });
+}
+
 /** Whether two rows have the same terms (an update that leaves them alone does not touch the index). */
 export function sameTerms(fields: readonly string[], a: Row, b: Row): boolean {
   return fields.every((field) => a[field] === b[field]);

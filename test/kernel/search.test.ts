@@ -6,6 +6,7 @@ import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import type { Row } from '../../src/kernel/define.js';
+import { WALKED_ROWS } from '../../src/kernel/keyset.js';
 import { DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
@@ -123,6 +124,43 @@ describe('search: q= on lists', () => {
     const sevens = made.filter((d) => String(d.title).split(' ')[1]?.startsWith('7')).map((d) => String(d.id));
     expect(sevens.length).to.be.within(2, DRIVING_MATCHES);
     expect(await walk('/v1/deals?q=kangaroo%207', 40)).to.deep.equal(newestFirst.filter((id) => sevens.includes(id)));
+  });
+
+  it(`walks common words past ${WALKED_ROWS.toLocaleString('en')} rows checked in turn, then lets the index narrow the rest of the page: every match once`, async () => {
+    // A workspace of its own: 4,200 deals, "Alpha n" and "Beta n" by turns, "Alpha Beta n" one in 350.
+    const own = await app.workspaceWithKey({ scopes: SCOPES });
+    const made: Row[] = [];
+    for (let at = 0; at < 4_200; at += 100) {
+      const titles = Array.from({ length: 100 }, (_, i) => at + i).map((n) => (n % 350 === 7 ? `Alpha Beta ${n}` : n % 2 === 0 ? `Alpha ${n}` : `Beta ${n}`));
+      const res = await app.request('/v1/deals/batch', { token: own.token, method: 'POST', json: { data: titles.map((title) => ({ title })) } });
+      expect(res.status).to.equal(201);
+      made.push(...((await res.json()) as { data: Row[] }).data);
+      clock.advance(1000);
+    }
+    const newestFirst = (rows: Row[]) => [...rows].sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)) || String(b.id).localeCompare(String(a.id))).map((d) => String(d.id));
+    const alphas = made.filter((d) => String(d.title).startsWith('Alpha'));
+    const both = made.filter((d) => String(d.title).startsWith('Alpha Beta'));
+    expect(alphas.length).to.be.greaterThan(DRIVING_MATCHES);
+    expect(made.length - alphas.length + both.length).to.be.greaterThan(DRIVING_MATCHES);
+    expect(both).to.have.length(12);
+    const walkAs = async (path: string, limit: number) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await app.request(`${path}&limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: own.token });
+        expect(res.status, await res.clone().text()).to.equal(200);
+        const p = (await res.json()) as Page;
+        seen.push(...p.data.map((o) => String(o.id)));
+        cursor = p.next_cursor;
+      } while (cursor);
+      return seen;
+    };
+    // Both words common, seldom together: a page walks 1,000 rows, finds 2 or 3, and the index gives the rest.
+    expect(await walkAs('/v1/deals?q=alpha%20beta', 5)).to.deep.equal(newestFirst(both));
+    expect(await walkAs('/v1/deals?q=beta%20alp&sort=created_at', 4)).to.deep.equal(newestFirst(both).reverse());
+    // One common word in about half the rows: a page of 200 walks a chunk of 201 rows, then one of 799.
+    expect(await walkAs('/v1/deals?q=alpha&sort=created_at', 200)).to.deep.equal(newestFirst(alphas).reverse());
+    expect(await walkAs('/v1/deals?q=alpha&stage=lead', 100)).to.deep.equal(newestFirst(alphas));
   });
 
   it('combines with filters and operators', async () => {

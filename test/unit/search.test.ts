@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { searchWords, sameTerms, termsOf, TERM_LENGTH, wordsOf } from '../../src/kernel/search.js';
+import { hasEveryWord, searchWords, sameTerms, termsOf, TERM_LENGTH, wordsOf } from '../../src/kernel/search.js';
 import { ApiError } from '../../src/common/errors.js';
 
 describe('search words (kernel/search.ts)', () => {
@@ -34,5 +34,14 @@ describe('search words (kernel/search.ts)', () => {
     } catch (err) {
       expect((err as ApiError).code).to.equal('invalid_parameter');
     }
+  });
+
+  it("tells whether every word starts a term of a row, as the index would (a walked row's check)", () => {
+    const terms = termsOf(['name', 'email'], { name: 'Müller-Lüdenscheidt GmbH', email: 'jo@acme.example' });
+    expect(hasEveryWord(terms, searchWords('lud mul'))).to.equal(true);
+    expect(hasEveryWord(terms, searchWords('ACME jo'))).to.equal(true);
+    expect(hasEveryWord(terms, searchWords('acme berlin'))).to.equal(false, 'a word of none');
+    expect(hasEveryWord(terms, searchWords('denscheidt'))).to.equal(false, 'inside a word, not at its start');
+    expect(hasEveryWord(new Set(), searchWords('x'))).to.equal(false);
   });
 });
