@@ -42,23 +42,28 @@ export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, quer
   return toPage(rows, query.limit, { ...at, column }, map);
 }
 
-/** Rows a checked page walks and checks itself before it leaves the rest of the page to the database. */
-export const WALKED_ROWS = 1_000;
+/** How a checked page walks before it leaves the rest of the page to the database (checkedKeysetPage). */
+export interface Walk {
+  /** The most rows it reads and checks itself. */
+  rows: number;
+  /** Each chunk's size over the one before (the first is the page's size, plus one); Infinity: the second takes every row left. */
+  growth: number;
+}
 
 /**
  * keysetPage() for rows that must pass a check the database could also make, but at a cost
- * every page pays (a search's common words, kernel/search-index.ts): the page walks `q` in
- * chunks (the page's size, then four times more each time), keeps the rows `check.has`
- * accepts and stops when it has its rows or `q` its end. Past WALKED_ROWS rows walked, the
- * rest of the page comes from `check.narrow(q)`, after the last row walked. Either way, the
- * page's rows are those keysetPage() would give for the narrowed query, in its order.
+ * every page pays (a search's words, kernel/search-index.ts CheckedWords): the page walks `q` in
+ * chunks as `check.walk` says, keeps the rows `check.has` accepts and stops when it has its
+ * rows or `q` its end. Past `check.walk.rows` rows walked, the rest of the page comes from
+ * `check.narrow(q)`, after the last row walked. Either way, the page's rows are those
+ * keysetPage() would give for the narrowed query, in its order.
  */
 export async function checkedKeysetPage<T extends object, U>(
   q: Knex.QueryBuilder,
   query: { limit: number; cursor?: string },
   at: { resource: string; sort: string },
   map: (row: T) => U,
-  check: { has(row: T): boolean; narrow(q: Knex.QueryBuilder): Knex.QueryBuilder },
+  check: { walk: Walk; has(row: T): boolean; narrow(q: Knex.QueryBuilder): Knex.QueryBuilder },
 ) {
   const column = at.sort.replace(/^-/, '');
   const order = at.sort.startsWith('-') ? 'desc' : 'asc';
@@ -72,7 +77,8 @@ export async function checkedKeysetPage<T extends object, U>(
   const kept: T[] = [];
   const page = () => toPage(kept, query.limit, { ...at, column }, map);
   let walked = 0;
-  for (let size = wanted; walked < WALKED_ROWS; size = Math.min(size * 4, WALKED_ROWS - walked)) {
+  const { rows: most, growth } = check.walk;
+  for (let size = Math.min(wanted, most); walked < most; size = Math.min(size * growth, most - walked)) {
     const rows = await rowsAfter(q, size);
     walked += rows.length;
     for (const row of rows) {

@@ -46,13 +46,13 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     if (query.cursor !== undefined) decodeCursor(query.cursor, name, query.sort);
     return { data: [], has_more: false, next_cursor: null };
   }
-  const { q, common } = found;
+  const { q, checked } = found;
   for (const filter of equality) q.where(filter, query[filter] as string);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter]);
   const at = { resource: name, sort: query.sort };
   q.select(store.resource.columns);
-  return common ? checkedKeysetPage(q, query, at, store.toObject, common) : keysetPage(q, query, at, store.toObject);
+  return checked ? checkedKeysetPage(q, query, at, store.toObject, checked) : keysetPage(q, query, at, store.toObject);
 }
 
 /** Adds one operator's condition (ANDed with the others); `[in]` values are checked here, 400 naming the parameter. */

@@ -2,10 +2,11 @@ import type { Knex } from 'knex';
 import { insertRows } from '../db/insert-rows.js';
 import { args, LIMIT, param, preparedOnce, ROWS_PER_INSERT } from '../db/prepared.js';
 import type { Reads } from '../db/reads.js';
-import { transaction } from '../db/dialect.js';
+import { dialectOf, transaction } from '../db/dialect.js';
 import { drivenBy } from '../db/tables.js';
 import type { Tx } from '../db/tx.js';
 import type { Row } from './define.js';
+import type { Walk } from './keyset.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { hasEveryWord, sameTerms, termsOf, WORDS_VERSION } from './search.js';
 
@@ -24,21 +25,26 @@ export interface SearchIndex {
   /**
    * A query on the resource's table (`from`, with the workspace's condition) narrowed to the
    * objects that have a term starting with each word, or undefined when a word starts none
-   * (in an object: a query builder is a promise, which `await` would run). When every word is
-   * common, `q` is the list's own walk and `common` checks the words (see CommonWords).
+   * (in an object: a query builder is a promise, which `await` would run). `q` is narrowed by
+   * the rarest word when its matches drive, and by none when every word is common; the words
+   * it is not narrowed by are `checked` on its rows (see CheckedWords).
    */
-  match(from: (drivenByTerms: boolean) => Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Promise<{ q: Knex.QueryBuilder; common?: CommonWords } | undefined>;
+  match(from: (drivenByTerms: boolean) => Knex.QueryBuilder, workspaceId: string, words: readonly string[]): Promise<{ q: Knex.QueryBuilder; checked?: CheckedWords } | undefined>;
 }
 
 /**
- * Words that each start the terms of over DRIVING_MATCHES objects: a page walks the list's
- * keyset index and checks each row's own fields first (kernel/keyset.ts checkedKeysetPage), as
- * most rows it meets have them. Asked of the database instead, each word's matches were
- * gathered whole for every page (a word of every one of 110,000 deals: 53 ms a page on
- * SQLite). Should the rows walked seldom have them all, the rest of the page is the database's,
- * narrowed by the index.
+ * Words a page checks on the rows it walks (kernel/keyset.ts checkedKeysetPage), each row's own
+ * fields by the index's rule: every word, when each starts the terms of over DRIVING_MATCHES
+ * objects and the page walks the list's keyset index, as most rows it meets have them; on
+ * SQLite, the other words, when the rarest one's matches drive the query (DRIVEN_WALK). Asked
+ * of the database instead, a common word's matches were gathered whole for every page (a word
+ * of every one of 110,000 deals: 53 ms a page on SQLite, and 59 ms beside a rare word). Should
+ * the rows walked seldom have them all, the rest of the page is the database's, narrowed by
+ * the index.
  */
-export interface CommonWords {
+export interface CheckedWords {
+  /** COMMON_WALK or DRIVEN_WALK. */
+  walk: Walk;
   /** Whether a stored row has every word, by the index's own rule (kernel/search.ts). */
   has(row: Row): boolean;
   /** `q` narrowed to the rows with every word, by the index. */
@@ -48,9 +54,22 @@ export interface CommonWords {
 /**
  * Up to this many objects, a word's matches drive the query: they are looked up and sorted
  * (a few milliseconds at most). Past it, every word is common, and the list's keyset index is
- * walked, each row checked against the matches: a page stops after its rows.
+ * walked, each row's words checked (CheckedWords): a page stops after its rows.
  */
 export const DRIVING_MATCHES = 2_000;
+
+/** How a page of common words walks the list (CheckedWords): 1,000 rows, in chunks four times larger each time. */
+export const COMMON_WALK: Walk = { rows: 1_000, growth: 4 };
+/**
+ * How a page walks a driving word's matches to check the other words, on SQLite: its first
+ * page's rows, then every match left (each chunk sorts the matches again, so there is one more
+ * at most). MariaDB and PostgreSQL check a driving word's matches for the other words through
+ * their `(object_id, term)` index, a seek a row, which SQLite's terms lack (its plan gathers
+ * each other word's matches whole instead: 59 ms a page for `website 12` over 110,000 deals,
+ * 4 ms checked on the rows). Measured there, checking on the rows won a third where the other
+ * words are common and lost as much where they are rare, so they keep the database's check.
+ */
+export const DRIVEN_WALK: Walk = { rows: DRIVING_MATCHES + 1, growth: Infinity };
 
 const COLUMNS = ['workspace_id', 'resource', 'term', 'created_at', 'object_id'] as const;
 /** Past every character: `term >= word AND term < word + END` holds the terms that start with word. */
@@ -69,6 +88,8 @@ export function termRows(resource: CompiledResource, workspaceId: string, rows: 
 export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource): SearchIndex | undefined {
   if (resource.searchable.length === 0) return undefined;
   const name = resource.def.name;
+  // Whether the terms have their (object_id, term) index (migrations/20261125000000_search.ts).
+  const seeksByObject = dialectOf(db) !== 'sqlite';
   const starting = (q: Knex.QueryBuilder, workspaceId: Knex.Value, resourceName: Knex.Value, word: Knex.Value, end: Knex.Value) =>
     q.from('search_terms').where('workspace_id', workspaceId).andWhere('resource', resourceName).andWhere('term', '>=', word).andWhere('term', '<', end);
   // How many objects a word starts a term of, counted up to one past DRIVING_MATCHES: one index range, cut short.
@@ -116,16 +137,18 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
       counts.sort((a, b) => a.n - b.n);
       if (counts[0]?.n === 0) return undefined;
       const matches = (word: string) => starting(db.queryBuilder().select('object_id'), workspaceId, name, word, word + END);
-      if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) {
-        const common = {
-          has: (row: Row) => hasEveryWord(termsOf(resource.searchable, row), words),
-          narrow: (q: Knex.QueryBuilder) => counts.reduce((narrowed, { word }) => narrowed.whereIn('id', matches(word)), q),
-        };
-        return { q: from(false), common };
-      }
-      // The rarest word's matches drive; the others are checked against them.
-      const q = drivenBy(db, from(true), 'id', matches(counts[0]!.word));
-      for (const { word } of counts.slice(1)) q.whereIn('id', matches(word));
+      const checked = (some: readonly string[], walk: Walk): CheckedWords => ({
+        walk,
+        has: (row) => hasEveryWord(termsOf(resource.searchable, row), some),
+        narrow: (q) => some.reduce((narrowed, word) => narrowed.whereIn('id', matches(word)), q),
+      });
+      const [rarest, ...others] = counts.map((c) => c.word);
+      if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) return { q: from(false), checked: checked(counts.map((c) => c.word), COMMON_WALK) };
+      // The rarest word's matches drive; the others are checked on them.
+      const q = drivenBy(db, from(true), 'id', matches(rarest!));
+      if (others.length === 0) return { q };
+      if (!seeksByObject) return { q, checked: checked(others, DRIVEN_WALK) };
+      for (const word of others) q.whereIn('id', matches(word));
       return { q };
     },
   };

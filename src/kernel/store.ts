@@ -9,7 +9,7 @@ import { eventsFor, writeEvents } from './outbox.js';
 import { afterKeyset } from './keyset.js';
 import type { CompiledResource, Registry } from './registry.js';
 import { rowOfArray, toObject, toStored } from './rows.js';
-import { searchIndexOf, type CommonWords } from './search-index.js';
+import { searchIndexOf, type CheckedWords } from './search-index.js';
 
 /**
  * Where one resource's objects are kept, built once per resource from its field kinds: its
@@ -36,10 +36,10 @@ export interface ResourceStore {
   query(workspaceId: string, keyset?: SortField): Knex.QueryBuilder;
   /**
    * The query of a search (kernel/search.ts): the objects with every word, to be narrowed and
-   * paged like query()'s; when every word is common, the list's own walk and the words to check
-   * on it (CommonWords); undefined when a word finds nothing.
+   * paged like query()'s, and the words to check on its rows (CheckedWords); undefined when a word
+   * finds nothing.
    */
-  search(workspaceId: string, words: readonly string[], keyset?: SortField): Promise<{ q: Knex.QueryBuilder; common?: CommonWords } | undefined>;
+  search(workspaceId: string, words: readonly string[], keyset?: SortField): Promise<{ q: Knex.QueryBuilder; checked?: CheckedWords } | undefined>;
   /** The stored row, locked until `tx` ends (SQLite's writer holds the only lock), or undefined. */
   lock(tx: Tx, workspaceId: string, id: string): Promise<Row | undefined>;
   /** Whether the object exists, share-locked until `tx` ends so that it cannot be deleted under it. */

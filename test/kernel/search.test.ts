@@ -6,8 +6,7 @@ import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import type { Row } from '../../src/kernel/define.js';
-import { WALKED_ROWS } from '../../src/kernel/keyset.js';
-import { DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
+import { COMMON_WALK, DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 
@@ -126,7 +125,7 @@ describe('search: q= on lists', () => {
     expect(await walk('/v1/deals?q=kangaroo%207', 40)).to.deep.equal(newestFirst.filter((id) => sevens.includes(id)));
   });
 
-  it(`walks common words past ${WALKED_ROWS.toLocaleString('en')} rows checked in turn, then lets the index narrow the rest of the page: every match once`, async () => {
+  it(`walks common words past ${COMMON_WALK.rows.toLocaleString('en')} rows checked in turn, then lets the index narrow the rest of the page: every match once`, async () => {
     // A workspace of its own: 4,200 deals, "Alpha n" and "Beta n" by turns, "Alpha Beta n" one in 350.
     const own = await app.workspaceWithKey({ scopes: SCOPES });
     const made: Row[] = [];
@@ -158,6 +157,10 @@ describe('search: q= on lists', () => {
     // Both words common, seldom together: a page walks 1,000 rows, finds 2 or 3, and the index gives the rest.
     expect(await walkAs('/v1/deals?q=alpha%20beta', 5)).to.deep.equal(newestFirst(both));
     expect(await walkAs('/v1/deals?q=beta%20alp&sort=created_at', 4)).to.deep.equal(newestFirst(both).reverse());
+    // A rarer word drives ("1": 1,111 deals) and the common ones are checked on its matches, past 1,000 of them too.
+    const ones = both.filter((d) => String(d.title).split(' ')[2]?.startsWith('1'));
+    expect(ones).to.have.length(3);
+    expect(await walkAs('/v1/deals?q=alpha%20beta%201', 2)).to.deep.equal(newestFirst(ones));
     // One common word in about half the rows: a page of 200 walks a chunk of 201 rows, then one of 799.
     expect(await walkAs('/v1/deals?q=alpha&sort=created_at', 200)).to.deep.equal(newestFirst(alphas).reverse());
     expect(await walkAs('/v1/deals?q=alpha&stage=lead', 100)).to.deep.equal(newestFirst(alphas));
