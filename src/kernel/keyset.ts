@@ -28,6 +28,17 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
   };
 }
 
+/** The walk a `sort` names: its column, and `desc` for a leading `-` (`-created_at`: newest first). */
+export function walkOf(sort: string): { column: string; order: 'asc' | 'desc' } {
+  return { column: sort.replace(/^-/, ''), order: sort.startsWith('-') ? 'desc' : 'asc' };
+}
+
+/** `q` (changed in place) past `after` when given, in the walk's order by (column, id), `count` rows. */
+function rowsAfter<T>(q: Knex.QueryBuilder, { column, order }: { column: string; order: 'asc' | 'desc' }, after: { value: Knex.Value; id: Knex.Value } | undefined, count: number): Promise<T[]> {
+  if (after) afterKeyset(q, column, order, after);
+  return q.orderBy([{ column, order }, { column: 'id', order }]).limit(count) as Promise<T[]>;
+}
+
 /**
  * One page of `q`'s rows by keyset over (column, id), in the order `sort` names (`-created_at`:
  * newest first), past the request's cursor, which is bound to `resource` and `sort`: how every
@@ -35,11 +46,9 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
  * audit log, the event log).
  */
 export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; sort: string }, map: (row: T) => U) {
-  const column = at.sort.replace(/^-/, '');
-  const order = at.sort.startsWith('-') ? 'desc' : 'asc';
-  if (query.cursor !== undefined) afterKeyset(q, column, order, decodeCursor(query.cursor, at.resource, at.sort));
-  const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(query.limit + 1)) as T[];
-  return toPage(rows, query.limit, { ...at, column }, map);
+  const walk = walkOf(at.sort);
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
+  return toPage(await rowsAfter<T>(q, walk, after, query.limit + 1), query.limit, { ...at, column: walk.column }, map);
 }
 
 /** How a checked page walks before it leaves the rest of the page to the database (checkedKeysetPage). */
@@ -65,29 +74,23 @@ export async function checkedKeysetPage<T extends object, U>(
   map: (row: T) => U,
   check: { walk: Walk; has(row: T): boolean; narrow(q: Knex.QueryBuilder): Knex.QueryBuilder },
 ) {
-  const column = at.sort.replace(/^-/, '');
-  const order = at.sort.startsWith('-') ? 'desc' : 'asc';
+  const walk = walkOf(at.sort);
   let after: { value: Knex.Value; id: Knex.Value } | undefined = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
-  const rowsAfter = (from: Knex.QueryBuilder, count: number) => {
-    const chunk = from.clone();
-    if (after) afterKeyset(chunk, column, order, after);
-    return chunk.orderBy([{ column, order }, { column: 'id', order }]).limit(count) as Promise<T[]>;
-  };
   const wanted = query.limit + 1;
   const kept: T[] = [];
-  const page = () => toPage(kept, query.limit, { ...at, column }, map);
+  const page = () => toPage(kept, query.limit, { ...at, column: walk.column }, map);
   let walked = 0;
   const { rows: most, growth } = check.walk;
   for (let size = Math.min(wanted, most); walked < most; size = Math.min(size * growth, most - walked)) {
-    const rows = await rowsAfter(q, size);
+    const rows = await rowsAfter<T>(q.clone(), walk, after, size);
     walked += rows.length;
     for (const row of rows) {
       if (check.has(row) && kept.push(row) === wanted) return page();
     }
     if (rows.length < size) return page();
     const last = rows[rows.length - 1] as Record<string, unknown>;
-    after = { value: asNumber(last[column]), id: String(last.id) };
+    after = { value: asNumber(last[walk.column]), id: String(last.id) };
   }
-  kept.push(...(await rowsAfter(check.narrow(q.clone()), wanted - kept.length)));
+  kept.push(...(await rowsAfter<T>(check.narrow(q), walk, after, wanted - kept.length)));
   return page();
 }

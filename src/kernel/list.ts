@@ -2,7 +2,7 @@ import { decodeCursor } from './cursor.js';
 import type { SortField } from './define.js';
 import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
-import { checkedKeysetPage, keysetPage, toPage } from './keyset.js';
+import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
 import { searchWords } from './search.js';
 import type { ResourceStore } from './store.js';
 
@@ -22,8 +22,8 @@ export interface ListQuery {
  */
 export async function listPage(store: ResourceStore, workspaceId: string, query: ListQuery) {
   const { name, list } = store.resource.def;
-  const column = query.sort.replace(/^-/, '') as SortField;
-  const order = query.sort.startsWith('-') ? 'desc' : 'asc';
+  const { column: sorted, order } = walkOf(query.sort);
+  const column = sorted as SortField;
   const operators = store.resource.filters.filter((filter) => query[filter.parameter] !== undefined);
   const narrowed = operators.length > 0 || query.updated_since !== undefined || query.q !== undefined || list.filters.some((filter) => query[filter] !== undefined);
   if (!narrowed) {
@@ -38,9 +38,9 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   // search's few matches drive the query themselves (kernel/search-index.ts).
   const equality = list.filters.filter((filter) => query[filter] !== undefined);
   const words = query.q === undefined ? undefined : searchWords(query.q);
-  const keyset = query.cursor !== undefined && equality.length === 0 ? column : undefined;
+  const walkedIndex = equality.length === 0 ? column : undefined;
   // Common search words walk the list's index page after page, a cursor or not.
-  const found = words ? await store.search(workspaceId, words, equality.length === 0 ? column : undefined) : { q: store.query(workspaceId, keyset) };
+  const found = words ? await store.search(workspaceId, words, walkedIndex) : { q: store.query(workspaceId, query.cursor !== undefined ? walkedIndex : undefined) };
   if (!found) {
     // A word that starts no term: no object, whatever else the query says (its cursor is still checked).
     if (query.cursor !== undefined) decodeCursor(query.cursor, name, query.sort);

@@ -142,8 +142,9 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
         has: (row) => hasEveryWord(termsOf(resource.searchable, row), some),
         narrow: (q) => some.reduce((narrowed, word) => narrowed.whereIn('id', matches(word)), q),
       });
-      const [rarest, ...others] = counts.map((c) => c.word);
-      if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) return { q: from(false), checked: checked(counts.map((c) => c.word), COMMON_WALK) };
+      const rarestFirst = counts.map((c) => c.word);
+      if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) return { q: from(false), checked: checked(rarestFirst, COMMON_WALK) };
+      const [rarest, ...others] = rarestFirst;
       // The rarest word's matches drive; the others are checked on them.
       const q = drivenBy(db, from(true), 'id', matches(rarest!));
       if (others.length === 0) return { q };
