@@ -23,6 +23,26 @@ export function run(script: string, args: string[], env: Record<string, string> 
   return outcomeOf(spawn(process.execPath, [...nodeArgs(script), ...args], { cwd: ROOT_DIR, env: { PATH: process.env.PATH ?? '', ...backend().env, ...env } }));
 }
 
+/**
+ * A process's exit code once it has exited and its output has been read to the end (its
+ * `close`), or 2 s after its exit should a child it left behind (a primary killed -9) keep its
+ * pipes open: resolved on `exit` alone, the last lines it printed could still be in the pipe.
+ */
+export function endOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      const result = code ?? (signal ? -1 : null);
+      const timer = setTimeout(() => resolve(result), 2_000);
+      const done = () => {
+        clearTimeout(timer);
+        resolve(result);
+      };
+      if (child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false) done();
+      else child.once('close', done);
+    });
+  });
+}
+
 /** A process's exit code and what it printed, once it is done. */
 export function outcomeOf(child: ChildProcess): Promise<RunResult> {
   return new Promise((resolve, reject) => {
@@ -60,7 +80,7 @@ export function startServer(env: Record<string, string> = {}, script = 'src/serv
     });
     let out = '';
     let stdout = '';
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const exited = endOf(child);
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
     const onData = (d: Buffer) => {
       out += d;
@@ -104,7 +124,7 @@ export function startWorkerProcess(env: Record<string, string> = {}, script = 's
       env: { PATH: process.env.PATH ?? '', ...backend().env, LOG_LEVEL: 'info', ...env },
     });
     let out = '';
-    const exited = new Promise<number | null>((r) => child.on('exit', (code, signal) => r(code ?? (signal ? -1 : null))));
+    const exited = endOf(child);
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${out}`)), 20_000);
     const started = () => {
       clearTimeout(timer);

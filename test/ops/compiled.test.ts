@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
-import { freePort, outcomeOf, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
+import { endOf, freePort, outcomeOf, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
 
 /** `npm run build`, as an operator runs it before deploying. */
 function npmRunBuild(): Promise<RunResult> {
@@ -43,7 +43,7 @@ function declared(command: string | string[], env: Record<string, string>) {
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d));
   child.stderr.on('data', (d: Buffer) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = endOf(child);
   return {
     output: () => out,
     exited,
