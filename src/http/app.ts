@@ -25,6 +25,7 @@ import { errorRenderer } from './middleware/errors.js';
 import { fallback } from './middleware/fallback.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { identify } from './middleware/request-id.js';
+import { dispatchBySegment } from './dispatch.js';
 import { mount, mountReserved } from './mount.js';
 import { publicApi } from '../api/public.js';
 import { createResolve } from '../webhooks/ssrf.js';
@@ -82,16 +83,14 @@ export function createApp(deps: Deps, registry: Registry): App {
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
     fallback(),
-    router.routes(),
-    router.allowedMethods(),
+    dispatchBySegment(router, api.base),
   ]);
   // The internal API's path (section 10): Origin on changes (403) -> session (401) -> 404/405 -> role (403) -> input -> handler.
   const internalChain = inOrder([
     checkOrigin(deps.config.adminOrigins),
     authenticateSession({ db: deps.db, clock: deps.clock, publicOperations }),
     fallback(),
-    internalRouter.routes(),
-    internalRouter.allowedMethods(),
+    dispatchBySegment(internalRouter, internal.base),
   ]);
 
   const page = adminPage();
