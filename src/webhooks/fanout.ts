@@ -11,9 +11,11 @@ const INSERT_CHUNK = 500;
  * Turns committed events into deliveries: each event once, to the subscriptions enabled at
  * that moment that existed when it was written and whose patterns select it, in workspaces
  * whose plan includes webhooks. Claimed, matched and marked in one transaction, so a crash
- * leaves the events to the next worker and two workers never fan out the same event.
+ * leaves the events to the next worker and two workers never fan out the same event. The
+ * claim marks them fanned out (`dispatched_at`) in its one UPDATE: what another transaction
+ * sees is the commit, and each event's row and its index entry are written once.
  */
-export async function fanOut(db: Knex, now: number, batch: number, retries: number, claimMark: number): Promise<{ events: number; deliveries: number }> {
+export async function fanOut(db: Knex, now: number, batch: number, retries: number): Promise<{ events: number; deliveries: number }> {
   return transaction(db, async (trx) => {
     const seqs = await claimRows(trx, {
       table: 'events',
@@ -21,8 +23,7 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
       claimable: (q) => q.whereNull('dispatched_at'),
       order: 'seq',
       limit: batch,
-      // A negative mark, unique to this claim, overwritten below before the commit.
-      set: { dispatched_at: -claimMark },
+      set: { dispatched_at: now },
     });
     if (seqs.length === 0) return { events: 0, deliveries: 0 };
     const events = (await trx('events').select('seq', 'id', 'workspace_id', 'type', 'object_id', 'created_at').whereIn('seq', seqs)) as Array<{ seq: number; id: string; workspace_id: string; type: string; object_id: string; created_at: number | string }>;
@@ -54,7 +55,6 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     // order recording the attempts takes its exclusive ones (record.ts), so the two never cycle.
     deliveries.sort((a, b) => (a.subscription_id < b.subscription_id ? -1 : a.subscription_id > b.subscription_id ? 1 : 0));
     for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(i, i + INSERT_CHUNK));
-    await trx('events').whereIn('seq', seqs).update({ dispatched_at: now });
     return { events: events.length, deliveries: deliveries.length };
   });
 }

@@ -168,7 +168,7 @@ class DeliveryWorker implements Worker {
   /** One round: fans out committed events, then claims and sends what is due. Whether it found work. */
   private async cycle(): Promise<boolean> {
     const { db, clock, config } = this.deps;
-    const fanned = await fanOut(db, clock.now(), FAN_OUT_BATCH[config.database.client], config.webhookRetryDelays.length, 1 + Math.floor(Math.random() * 2 ** 48));
+    const fanned = await fanOut(db, clock.now(), FAN_OUT_BATCH[config.database.client], config.webhookRetryDelays.length);
     let busy = fanned.events > 0;
     // The claim on a turn of its own: events fanned out, then the requests waiting, then the claim.
     if (busy) await new Promise((resolve) => setImmediate(resolve));
