@@ -19,24 +19,20 @@ export function segmentOf(path: string, base: string): string | undefined {
  * other path. The router given keeps every route (the documents and their tests read it).
  */
 export function dispatchBySegment(router: Router<AppState, AppContext>, base: string): (ctx: Ctx, next: () => Promise<unknown>) => Promise<unknown> {
-  const keyed = new Map<string, Router<AppState, AppContext>['stack']>();
-  const anywhere: Router<AppState, AppContext>['stack'] = [];
-  for (const layer of router.stack) {
+  type Layers = Router<AppState, AppContext>['stack'];
+  // Each route's own segment, or undefined for one met below any segment.
+  const keys = router.stack.map((layer) => {
     const segment = segmentOf(String(layer.path), base);
-    if (segment === undefined || segment === '' || segment.startsWith(':')) anywhere.push(layer);
-    else if (!keyed.has(segment)) keyed.set(segment, []);
-  }
-  for (const layer of router.stack) {
-    const segment = segmentOf(String(layer.path), base);
-    // In router order: a route of every segment lands in each of them where it stood.
-    for (const [key, layers] of keyed) if (segment === key || anywhere.includes(layer)) layers.push(layer);
-  }
-  const routerOf = (layers: Router<AppState, AppContext>['stack']) => {
+    return segment === undefined || segment === '' || segment.startsWith(':') ? undefined : segment;
+  });
+  const routerOf = (layers: Layers) => {
     const own = new Router<AppState, AppContext>(router.opts);
     own.stack.push(...layers);
     return compose([own.routes(), own.allowedMethods()] as unknown as Array<compose.Middleware<Ctx>>);
   };
-  const bySegment = new Map([...keyed].map(([key, layers]) => [key, routerOf(layers)]));
-  const rest = routerOf(anywhere);
+  // In router order: a segment's routes and those of any segment, where each stood.
+  const routesOf = (key: string | undefined) => router.stack.filter((_, i) => keys[i] === undefined || keys[i] === key);
+  const bySegment = new Map([...new Set(keys)].flatMap((key) => (key === undefined ? [] : [[key, routerOf(routesOf(key))] as const])));
+  const rest = routerOf(routesOf(undefined));
   return (ctx, next) => (bySegment.get(segmentOf(ctx.path, base) ?? '') ?? rest)(ctx, next);
 }

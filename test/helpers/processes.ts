@@ -33,12 +33,11 @@ export function endOf(child: ChildProcess): Promise<number | null> {
     child.once('exit', (code, signal) => {
       const result = code ?? (signal ? -1 : null);
       const timer = setTimeout(() => resolve(result), 2_000);
-      const done = () => {
+      // 'close' comes after 'exit', once the pipes are read to the end.
+      child.once('close', () => {
         clearTimeout(timer);
         resolve(result);
-      };
-      if (child.stdout?.readableEnded !== false && child.stderr?.readableEnded !== false) done();
-      else child.once('close', done);
+      });
     });
   });
 }
