@@ -58,3 +58,17 @@ export function newId(prefix: string, now = Date.now()): string {
   bytes.writeUIntBE(now, 0, TIME_BYTES);
   return prefix + base36(bytes);
 }
+
+/** What follows an id's prefix: base-36 digits, lower case. */
+const ID_TAIL = /[0-9a-z]+$/y;
+
+/**
+ * Whether `id` has the form of an id made with `prefix` (the prefix, then lower-case base-36
+ * digits, 64 characters at most), so a lookup of one that cannot exist is answered without
+ * asking the database.
+ */
+export function isIdOf(prefix: string, id: string): boolean {
+  if (id.length > 64 || !id.startsWith(prefix)) return false;
+  ID_TAIL.lastIndex = prefix.length;
+  return ID_TAIL.test(id);
+}

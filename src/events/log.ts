@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isIdOf } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 
 export interface EventLogQuery {
@@ -32,7 +33,7 @@ export async function eventLogPage(db: Knex, workspaceId: string, query: EventLo
 
 /** One event's payload, if the workspace has it and its type is one the caller may see. */
 export async function findEvent(db: Knex, workspaceId: string, id: string, types: readonly string[]): Promise<string | undefined> {
-  if (!/^evt_[0-9a-z]{1,60}$/.test(id) || types.length === 0) return undefined;
+  if (!isIdOf('evt_', id) || types.length === 0) return undefined;
   const row = (await db('events').first('payload').where({ workspace_id: workspaceId, id }).whereIn('type', [...types])) as { payload: string } | undefined;
   return row?.payload;
 }

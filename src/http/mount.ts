@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ApiDeps, Api, Route } from '../kernel/route.js';
 import { ApiError } from '../common/errors.js';
+import { NUL } from '../common/wire.js';
 import { createQueryAjv, createSchemaAjv } from '../kernel/ajv.js';
 import type { Registry } from '../kernel/registry.js';
 import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
@@ -25,6 +26,7 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
   for (const route of api.routes) {
     const checks: Check[] = [];
     if (typeof route.access === 'string' && route.access !== 'public') checks.push(api.credentials === 'key' ? requireScope(route.access) : requireRole(route.access));
+    if (route.path.includes('{')) checks.push(noNulInPath);
     checks.push(route.query ? validateQuery(queryAjv.compile(route.query)) : noQuery);
     if (route.body) {
       const { schema, readOnly = [], required } = route.body;
@@ -36,6 +38,15 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
 
 /** A check of a request's input: throws an ApiError to refuse it; a promise only when it reads the body. */
 type Check = (ctx: Ctx) => void | Promise<void>;
+
+/** No id holds U+0000, so a path parameter that does names nothing: 404, before any lookup. */
+function noNulInPath(ctx: Ctx): void {
+  // The path as sent: U+0000 reaches it only as %00 (the parser refuses it raw).
+  if (!ctx.path.includes('%00')) return;
+  for (const value of Object.values(ctx.params as Record<string, string>)) {
+    if (value.includes(NUL)) throw new ApiError('not_found', `Nothing is at ${ctx.path}: no id holds the character U+0000 (NUL).`);
+  }
+}
 
 /**
  * A route's checks, then its handler, as one middleware: an awaited layer of the router's chain

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
+import { isIdOf } from '../common/ids.js';
 import type { Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 import type { ResourceStore } from './store.js';
@@ -11,7 +12,7 @@ export function notFound(resource: CompiledResource, id: string): ApiError {
 
 /** An id that cannot be one of this resource's is not looked up at all. */
 export function plausibleId(resource: CompiledResource, id: string): boolean {
-  return id.startsWith(resource.def.idPrefix) && id.length <= 64;
+  return isIdOf(resource.def.idPrefix, id);
 }
 
 /** The stored row, locked until the transaction ends, or not_found. */

@@ -24,7 +24,7 @@ const DESCRIPTION = `The public REST API of a workspace: deals, leads, clients, 
 
 **Pagination.** Lists take \`limit\` (1-200, default 50) and \`cursor\` and answer \`{ data, has_more, next_cursor }\`; \`next_cursor\` is null on the last page. Cursors are opaque and tied to their resource and sort.
 
-**Errors.** Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`; input errors list \`errors\` with a JSON \`pointer\` or a \`parameter\`.
+**Errors.** Every error is \`application/problem+json\` (RFC 9457) with a stable \`code\` and the \`request_id\`; input errors list \`errors\` with a JSON \`pointer\` or a \`parameter\`. No string may hold U+0000 (NUL): in a path it is 404 (no id holds it), in the query string 400, in a body 422 naming its pointer; so is a body's string holding half a surrogate pair on its own.
 
 **Webhooks.** Subscribe with \`POST /webhooks\`; each event type is described under \`webhooks\` with its payload. Deliveries follow Standard Webhooks, so its libraries verify them.`;
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../common/errors.js';
-import { newId } from '../common/ids.js';
+import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
 import type { Who } from '../common/who.js';
@@ -104,14 +104,17 @@ export async function recentDeliveries(db: Knex, workspaceId: string, subscripti
   return [...bySubscription].map(([webhook_id, deliveries]) => ({ webhook_id, deliveries }));
 }
 
+const deliveryNotFound = (deliveryId: string) => new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
+
 /**
  * Makes a delivery due now. A pending one keeps its schedule after this attempt; a finished
  * one (failed or succeeded) gets exactly one more attempt. One in flight is left to finish.
  */
 async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: string, now: number): Promise<DeliveryRow> {
+  if (!isIdOf('dlv_', deliveryId)) throw deliveryNotFound(deliveryId);
   return transaction(db, async (trx) => {
     const row = (await trx('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId }).forUpdate()) as DeliveryRow | undefined;
-    if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
+    if (!row) throw deliveryNotFound(deliveryId);
     const inFlight = row.status === 'pending' && row.lease_owner !== null && asNumber(row.next_attempt_at) > now;
     if (inFlight) return row;
     const update = { status: 'pending' as const, next_attempt_at: now, lease_owner: null, updated_at: now, ...(row.status === 'pending' ? {} : { retries_left: 0 }) };
@@ -122,8 +125,9 @@ async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: strin
 
 /** One delivery of a subscription with every attempt, newest first: what was sent, when, and what came back. */
 async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, deliveryId: string) {
+  if (!isIdOf('dlv_', deliveryId)) throw deliveryNotFound(deliveryId);
   const row = (await db('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId })) as DeliveryRow | undefined;
-  if (!row) throw new ApiError('not_found', `No delivery with id ${deliveryId} for this subscription.`);
+  if (!row) throw deliveryNotFound(deliveryId);
   const attempts = (await db('webhook_attempts')
     .select('attempt', 'started_at', 'duration_ms', 'response_status', 'response_excerpt', 'error')
     .where({ delivery_id: row.id })

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { Agent, request } from 'undici';
 import type { Clock } from '../common/clock.js';
+import { NUL } from '../common/wire.js';
 import { retryAfterMs } from './schedule.js';
 import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
@@ -61,7 +62,8 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }): P
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+  // Bytes that are not UTF-8 read as U+FFFD, and so does a NUL byte, which PostgreSQL's text cannot hold.
+  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8').replaceAll(NUL, '\uFFFD');
 }
 
 function describe(err: unknown, timeoutMs: number): string {

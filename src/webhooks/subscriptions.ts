@@ -6,7 +6,7 @@ import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../common/errors.js';
-import { newId } from '../common/ids.js';
+import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { iso } from '../db/iso.js';
 import { newSecret, publicKeyOf, type SignatureKind } from './signing.js';
@@ -97,7 +97,7 @@ export function notFound(id: string): ApiError {
 }
 
 export async function findSubscription(db: Knex | Knex.Transaction, workspaceId: string, id: string, forUpdate = false): Promise<SubscriptionRow> {
-  if (!/^wh_[0-9a-z]{1,61}$/.test(id)) throw notFound(id);
+  if (!isIdOf('wh_', id)) throw notFound(id);
   const q = live(db, workspaceId).first().where({ id });
   const row = (await (forUpdate ? q.forUpdate() : q)) as SubscriptionRow | undefined;
   if (!row) throw notFound(id);

@@ -259,6 +259,10 @@ describe('the administration area: the internal API', () => {
       const documented = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} /internal/v1${path}`));
       const mounted = app.internalRouter.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`));
       expect([...documented].sort()).to.deep.equal([...mounted].sort());
+      // A path with an id can always answer 404 (an id that does not exist, or that cannot: one holding U+0000).
+      const withIds = Object.entries(doc.paths).filter(([path]) => path.includes('{'));
+      expect(withIds).to.not.deep.equal([]);
+      for (const [path, item] of withIds) for (const op of Object.values(item as Record<string, { responses: Json }>)) expect(op.responses, path).to.have.property('404');
     });
   });
 });

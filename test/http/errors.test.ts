@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { insertSamples } from '../../src/demo/samples.js';
@@ -95,6 +96,58 @@ describe('errors and headers of every answer', () => {
       { parameter: 'colour', message: 'is not a parameter of this endpoint' },
       { parameter: 'limit', message: 'must be a plain decimal integer from 1 to 200, such as 1' },
     ]);
+  });
+
+  it('refuses U+0000 wherever it comes in, alike on every backend (PostgreSQL cannot store it), and writes nothing', async () => {
+    const before = ((await (await app.request('/v1/deals?limit=200', { token })).json()) as { data: unknown[] }).data.length;
+    const deal = ((await (await app.request('/v1/deals?limit=1', { token })).json()) as { data: Array<{ id: string }> }).data[0]!;
+    // In a path: no id holds it, so nothing is there (it was a 500 on PostgreSQL).
+    for (const path of ['/v1/deals/deal_%00', `/v1/deals/${deal.id}%00`, '/v1/webhooks/wh_%00', '/v1/event-log/evt_a%00']) {
+      const body = await problem(await app.request(path, { token }), 404, 'not_found');
+      expect(body.detail).to.contain('U+0000');
+    }
+    // In a query string: 400 naming each parameter, beside its other problems.
+    const query = await problem(await app.request('/v1/deals?q=a%00b&stage=won%00&limit=0', { token }), 400, 'invalid_parameter');
+    expect(query.errors).to.deep.equal([
+      { parameter: 'q', message: 'must not contain the character U+0000 (NUL)' },
+      { parameter: 'stage', message: 'must not contain the character U+0000 (NUL)' },
+      { parameter: 'limit', message: 'must be a plain decimal integer from 1 to 200, such as 1' },
+    ]);
+    // In a body, in a value or a key, at any depth: 422 with its pointer, beside the body's other problems.
+    const created = await problem(await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Tab\u0000le', stage: 'nowhere' } }), 422, 'validation_failed');
+    expect(created.errors).to.deep.include({ pointer: '/title', message: 'must not contain the character U+0000 (NUL)' });
+    expect(created.errors!.map((e) => e.pointer)).to.include('/stage');
+    const updated = await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: '\u0000' } }), 422, 'validation_failed');
+    expect(updated.errors).to.deep.equal([{ pointer: '/title', message: 'must not contain the character U+0000 (NUL)' }]);
+    // Compressed, it is seen once decoded.
+    const gzipped = zlib.gzipSync(JSON.stringify({ title: 'Zipped \u0000' }));
+    const zipped = await problem(await app.request('/v1/deals', { token, method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipped }), 422, 'validation_failed');
+    expect(zipped.errors).to.deep.equal([{ pointer: '/title', message: 'must not contain the character U+0000 (NUL)' }]);
+    const batch = await problem(await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'fine' }, { title: 'x', 'a/b\u0000': 1 }] } }), 422, 'validation_failed');
+    expect(batch.errors).to.deep.include({ pointer: '/data/1/a~1b\u0000', message: 'must not contain the character U+0000 (NUL)' });
+    expect(((await (await app.request('/v1/deals?limit=200', { token })).json()) as { data: unknown[] }).data.length).to.equal(before);
+    const unchanged = (await (await app.request(`/v1/deals/${deal.id}`, { token })).json()) as { title: string };
+    expect(unchanged.title).to.not.contain('\u0000');
+  });
+
+  it('refuses half a surrogate pair on its own in a body (every backend stored U+FFFD instead), and takes a whole pair', async () => {
+    const body = JSON.stringify({ title: 'Half \ud83d', stage: 'lead' });
+    expect(body).to.contain('\\ud83d');
+    const refused = await problem(await app.request('/v1/deals', { token, method: 'POST', headers: { 'content-type': 'application/json' }, body }), 422, 'validation_failed');
+    expect(refused.errors).to.deep.equal([{ pointer: '/title', message: 'must be well-formed Unicode, without half a surrogate pair (\\ud800 to \\udfff) on its own' }]);
+    const whole = await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Whole \ud83d\ude00' } });
+    expect(whole.status).to.equal(201);
+    expect(((await whole.json()) as { title: string }).title).to.equal('Whole 😀');
+  });
+
+  it('refuses a body nested 100,000 deep with 422 naming what was wrong, as any other', async () => {
+    const depth = 100_000;
+    for (const inner of ['', '"\\u0000"']) {
+      const body = `{"title":"Deep","notes":${'['.repeat(depth)}${inner}${']'.repeat(depth)}}`;
+      const refused = await problem(await app.request('/v1/deals', { token, method: 'POST', headers: { 'content-type': 'application/json' }, body }), 422, 'validation_failed');
+      expect(refused.errors!.map((e) => e.pointer)).to.include('/notes');
+      if (inner) expect(refused.errors!.find((e) => e.message.includes('U+0000'))?.pointer).to.equal(`/notes${'/0'.repeat(depth)}`);
+    }
   });
 
   it('answers 400 invalid_cursor for a cursor it did not make', async () => {

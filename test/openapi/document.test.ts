@@ -120,6 +120,11 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/deals'].get.responses['200'].headers).to.have.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
     expect(doc.paths['/deals'].post.responses['201'].headers).to.include.keys('Location', 'Idempotent-Replayed');
     expect((doc.paths['/deals'].post.parameters as Json[]).map((p) => deref(doc, p).name)).to.include('Idempotency-Key');
+    // A path with an id can always answer 404: an id that does not exist, or that cannot (one holding U+0000).
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+      if (!path.includes('{')) continue;
+      for (const op of Object.values(item)) expect(codesOf(op, '404'), path).to.include('not_found');
+    }
   });
 
   it('lists every event of the catalog under webhooks, with its payload schema and the signature headers', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { base36, newId } from '../../src/common/ids.js';
+import { base36, isIdOf, newId } from '../../src/common/ids.js';
+import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE, textProblem, textProblems } from '../../src/common/wire.js';
 import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { ApiError } from '../../src/common/errors.js';
@@ -278,6 +279,15 @@ describe('ids', () => {
     for (const id of ids) expect(id).to.match(/^deal_[0-9a-z]{25}$/);
   });
 
+  it('are told apart from what cannot be one, before any lookup', () => {
+    expect(isIdOf('deal_', newId('deal_'))).to.equal(true);
+    expect(isIdOf('deal_', `deal_${'a'.repeat(59)}`)).to.equal(true);
+    for (const id of ['deal_', 'lead_abc', 'deal_ABC', 'deal_a\u0000', 'deal_a-b', `deal_${'a'.repeat(60)}`, 'xdeal_abc', ' deal_abc']) expect(isIdOf('deal_', id), JSON.stringify(id)).to.equal(false);
+    // The check is sticky at the prefix's end, whatever was checked before.
+    expect(isIdOf('wh_', 'wh_abc')).to.equal(true);
+    expect(isIdOf('deal_', 'deal_abc')).to.equal(true);
+  });
+
   it('sort by the millisecond they were made, the rest random', () => {
     const at = Date.UTC(2026, 10, 26);
     const earlier = Array.from({ length: 200 }, () => newId('deal_', at));
@@ -290,5 +300,21 @@ describe('ids', () => {
     const time = (id: string) => [...digits(id)].reduce((n, c) => n * 36n + BigInt(parseInt(c, 36)), 0n) / 2n ** 80n;
     expect(time(earlier[0]!)).to.equal(BigInt(at));
     expect(time(later[0]!)).to.equal(BigInt(at + 1));
+  });
+});
+
+describe('strings in a body that cannot be stored as sent', () => {
+  const pointers = (body: unknown) => textProblems(body).map((p) => p.pointer);
+  it('are found in values and keys at any depth, each by its JSON pointer', () => {
+    expect(textProblems({ a: 'fine', b: [1, null, true, { c: 'x' }], emoji: '😀 ok' })).to.deep.equal([]);
+    expect(pointers('\u0000')).to.deep.equal(['']);
+    expect(pointers({ a: 'x\u0000', b: ['ok', { 'c/d~e': '\u0000y' }], ['k\u0000']: 'v', deep: { er: { est: ['\u0000'] } } })).to.deep.equal(['/a', '/b/1/c~1d~0e', '/k\u0000', '/deep/er/est/0']);
+  });
+
+  it('say why: U+0000, or half a surrogate pair on its own (a pair is one character, and fine)', () => {
+    expect(textProblem('a\u0000')).to.equal(NUL_MESSAGE);
+    for (const lone of ['\ud800', 'x\udfff', '\ud83d', '\ude00x']) expect(textProblem(lone), JSON.stringify(lone)).to.equal(LONE_SURROGATE_MESSAGE);
+    expect(textProblem('\ud83d\ude00')).to.equal(undefined);
+    expect(textProblems({ name: '\ud800' })).to.deep.equal([{ pointer: '/name', message: LONE_SURROGATE_MESSAGE }]);
   });
 });

@@ -291,6 +291,24 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     expect(missing.status).to.equal(404);
   });
 
+  it("keeps a receiver's answer that holds NUL bytes, each read as U+FFFD (PostgreSQL's text cannot hold U+0000)", async () => {
+    const sub = await subscribe(['lead.created']);
+    let first = true;
+    receiver.respond = (r) => {
+      if (r.path !== sub.path || !first) return {};
+      first = false;
+      return { status: 500, body: 'bin\u0000ary\u0000' };
+    };
+    await write('POST', '/v1/leads', { name: 'Binary answer' });
+    const [done] = await settled(sub.id, 1);
+    expect(done).to.deep.include({ status: 'succeeded', attempts: 2 });
+    const one = (await (await app.request(`/v1/webhooks/${sub.id}/deliveries/${done!.id}`, { token })).json()) as { attempts: Array<{ response_status: number; response_excerpt: string }> };
+    expect(one.attempts.map((a) => [a.response_status, a.response_excerpt])).to.deep.equal([
+      [200, 'ok'],
+      [500, 'bin\uFFFDary\uFFFD'],
+    ]);
+  });
+
   it('records the rest of a batch when a subscription is deleted while its attempt is in flight', async () => {
     const doomed = await subscribe(['client.created']);
     const kept = await subscribe(['client.created']);

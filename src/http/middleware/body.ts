@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import { ApiError } from '../../common/errors.js';
-import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES } from '../../common/wire.js';
+import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES, textProblems } from '../../common/wire.js';
 import type { Ctx } from './context.js';
 import { bodyErrors } from '../../kernel/messages.js';
 
@@ -13,8 +13,16 @@ const parse = koaBody({
   jsonLimit: MAX_BODY_BYTES,
   jsonStrict: true,
   jsonTypes: JSON_TYPES,
+  // The text as well (ctx.request.rawBody): whether it escapes what cannot be stored is asked of it.
+  includeUnparsed: true,
   parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
 });
+
+/**
+ * How U+0000 and half a surrogate pair can reach a JSON text: only as `\u` escapes (raw, the
+ * one is not JSON and the other not UTF-8), so a body whose text has none is not walked.
+ */
+const ESCAPED_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
 
 /** zlib's errors (Z_DATA_ERROR, Z_BUF_ERROR) and brotli's (ERR__ERROR_FORMAT_...). */
 function isDecodingError(caught: unknown): boolean {
@@ -40,7 +48,7 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
 /**
  * Reads a JSON body (at most 1 MiB) and checks it against the route's schema (compiled once, at
  * boot): 415 if it is not JSON, 413 if too large, 400 if it does not parse, 422 with one entry
- * per problem if it does not match. The checked body lands in `ctx.state.body`.
+ * per problem if it does not match or a string (or key) in it cannot be stored as sent (U+0000, half a surrogate pair). The checked body lands in `ctx.state.body`.
  */
 export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? [])) {
   return async (ctx: Ctx): Promise<void> => {
@@ -54,8 +62,11 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     }
     // A JSON content type with an empty body reads as {}.
     const body: unknown = ctx.request.body ?? {};
-    if (!validate(body)) {
-      const errors = bodyErrors(validate.errors ?? [], readOnly, required);
+    const valid = validate(body);
+    const unstorable = ESCAPED_UNSTORABLE.test(ctx.request.rawBody ?? '') ? textProblems(body) : [];
+    if (!valid || unstorable.length > 0) {
+      const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
+      const errors = [...unstorable, ...refused];
       throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });
     }
     ctx.state.body = body as Record<string, unknown>;

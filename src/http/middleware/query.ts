@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
+import { NUL, NUL_MESSAGE } from '../../common/wire.js';
 import { formatMessage, patternMessage } from '../../kernel/messages.js';
 import { offeredOperators } from '../../kernel/filters.js';
 
@@ -70,6 +71,16 @@ export function validateQuery(validate: ValidateFunction) {
     const parsed = ctx.query;
     for (const name in parsed) query[name] = parsed[name];
     const bad = new Map<string, ErrorItem>();
+    // %00 is how a query string carries U+0000 (the parser refuses it raw), so only then is each value looked at.
+    if (ctx.querystring.includes('%00')) {
+      for (const name in query) {
+        const value = query[name];
+        if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === 'string' && v.includes(NUL)) || name.includes(NUL)) {
+          bad.set(name, { parameter: name, message: NUL_MESSAGE });
+          delete query[name];
+        }
+      }
+    }
     for (const [name, { minimum, maximum, message }] of integers) {
       const value = query[name];
       if (typeof value === 'string' && (!PLAIN_INTEGER.test(value) || Number(value) < minimum || Number(value) > maximum)) {
