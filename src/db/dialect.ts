@@ -5,8 +5,8 @@ import { CommitOutcomeUnknown } from '../common/errors.js';
 
 export type Dialect = 'sqlite' | 'mysql' | 'postgres';
 
-/** Which of the three backends `db` talks to. */
-export function dialectOf(db: Knex): Dialect {
+/** Which of the three backends `db` (or a query of it) talks to. */
+export function dialectOf(db: Pick<Knex, 'client'>): Dialect {
   const client = db.client.config.client;
   return client === 'mysql2' ? 'mysql' : client === 'pg' ? 'postgres' : 'sqlite';
 }

@@ -90,14 +90,26 @@ export function money(t: Knex.CreateTableBuilder): void {
 export interface Column {
   /** knex's column builders: string(length), text, integer, bigInteger, boolean. */
   type: 'string' | 'text' | 'integer' | 'bigInteger' | 'boolean';
+  /** A string's length; a text's most characters (none: as long as a body may be). */
   length?: number;
   nullable: boolean;
+}
+
+/** The characters MySQL's TEXT holds whatever they are (65,535 bytes, 4 a character at most). */
+const TEXT_CHARACTERS = 16_383;
+
+/**
+ * The type a text column is made with on MySQL (knex writes `text` on the others whatever it is
+ * asked): MEDIUMTEXT when its text may pass what TEXT holds, which MySQL refused with a 500.
+ */
+export function textType(column: Column): 'text' | 'mediumtext' {
+  return column.length !== undefined && column.length <= TEXT_CHARACTERS ? 'text' : 'mediumtext';
 }
 
 /** A field kind's column on a table being created or altered: what a generated migration writes. */
 export function addColumn(t: Knex.CreateTableBuilder | Knex.AlterTableBuilder, name: string, column: Column): void {
   const built =
-    column.type === 'string' ? t.string(name, column.length) : column.type === 'text' ? t.text(name) : column.type === 'integer' ? t.integer(name) : column.type === 'bigInteger' ? t.bigInteger(name) : t.boolean(name);
+    column.type === 'string' ? t.string(name, column.length) : column.type === 'text' ? t.text(name, textType(column)) : column.type === 'integer' ? t.integer(name) : column.type === 'bigInteger' ? t.bigInteger(name) : t.boolean(name);
   if (column.nullable) built.nullable();
   else built.notNullable();
 }

@@ -28,6 +28,11 @@ export interface FieldKind {
   readonly searchable: boolean;
   readonly sortable: boolean;
   readonly expandable: boolean;
+  /**
+   * Whether filters compare its values without regard to letter case (an email's): alike on
+   * every backend, where MySQL's collation ignored case and PostgreSQL and SQLite did not.
+   */
+  readonly caseless: boolean;
 }
 
 const KIND = Symbol.for('workspace-api.kind');
@@ -44,7 +49,7 @@ function epochMs(value: unknown): number | null {
   return ms;
 }
 
-function kind(name: KindName, column: Column, options: Partial<Pick<FieldKind, 'encode' | 'decode' | 'operators' | 'searchable' | 'sortable' | 'expandable'>> = {}): FieldKind {
+function kind(name: KindName, column: Column, options: Partial<Pick<FieldKind, 'encode' | 'decode' | 'operators' | 'searchable' | 'sortable' | 'expandable' | 'caseless'>> = {}): FieldKind {
   const plain = options.encode === undefined && options.decode === undefined;
   return Object.freeze({
     name,
@@ -56,6 +61,7 @@ function kind(name: KindName, column: Column, options: Partial<Pick<FieldKind, '
     searchable: options.searchable ?? false,
     sortable: options.sortable ?? false,
     expandable: options.expandable ?? false,
+    caseless: options.caseless ?? false,
   });
 }
 
@@ -65,8 +71,8 @@ const MOMENT = { encode: epochMs, decode: iso, operators: RANGE, sortable: true 
 /** The kinds, built from the options a field helper was given. */
 export const kinds = {
   text: (maxLength: number | undefined, nullable: boolean, searchable = false) =>
-    kind('text', maxLength !== undefined && maxLength <= 255 ? { type: 'string', length: maxLength, nullable } : { type: 'text', nullable }, { searchable }),
-  email: (nullable = true) => kind('email', { type: 'string', length: 254, nullable }, { searchable: true }),
+    kind('text', maxLength !== undefined && maxLength <= 255 ? { type: 'string', length: maxLength, nullable } : { type: 'text', ...(maxLength !== undefined ? { length: maxLength } : {}), nullable }, { searchable }),
+  email: (nullable = true) => kind('email', { type: 'string', length: 254, nullable }, { searchable: true, caseless: true }),
   /** 64-bit when a bound passes 32 bits or is not given. */
   integer: (nullable: boolean, minimum: unknown, maximum: unknown) => {
     const wide = [minimum, maximum].some((bound) => typeof bound !== 'number' || Math.abs(bound) > 2 ** 31 - 1);
@@ -87,11 +93,32 @@ export const kinds = {
  * symbol key (ajv, JSON and comparisons skip it). The schema's other marks are kept.
  */
 export function mark(schema: JsonSchema, key: symbol, value: unknown): JsonSchema {
+  return Object.defineProperty(markedCopy(schema), key, { value, enumerable: false });
+}
+
+/** A shallow copy of the schema that keeps its marks. */
+function markedCopy(schema: JsonSchema): JsonSchema {
   const copy: JsonSchema = { ...schema };
   for (const existing of Object.getOwnPropertySymbols(schema)) {
     Object.defineProperty(copy, existing, { value: (schema as Record<symbol, unknown>)[existing], enumerable: false });
   }
-  return Object.defineProperty(copy, key, { value, enumerable: false });
+  return copy;
+}
+
+/**
+ * The bounds of a whole number a body may send when its field declares none: what JSON carries
+ * exactly (2^53 - 1) and a 64-bit column holds. Past them PostgreSQL and MySQL refused the
+ * value with a 500, and SQLite kept a rounded float.
+ */
+export const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** The schema, with the safe bounds where it is an integer's and declares none (marks kept). */
+export function storable(schema: JsonSchema): JsonSchema {
+  if (!typesOf(schema).includes('integer') || (typeof schema.minimum === 'number' && typeof schema.maximum === 'number')) return schema;
+  const copy = markedCopy(schema);
+  if (typeof copy.minimum !== 'number') copy.minimum = -SAFE_INTEGER;
+  if (typeof copy.maximum !== 'number') copy.maximum = SAFE_INTEGER;
+  return copy;
 }
 
 /** The schema, marked with its kind. */

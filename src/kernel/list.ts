@@ -4,6 +4,8 @@ import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
 import { searchWords } from './search.js';
+import { dialectOf } from '../db/dialect.js';
+import type { FieldKind } from './kinds.js';
 import type { ResourceStore } from './store.js';
 
 export interface ListQuery {
@@ -47,16 +49,16 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     return { data: [], has_more: false, next_cursor: null };
   }
   const { q, checked } = found;
-  for (const filter of equality) q.where(filter, query[filter] as string);
+  for (const filter of equality) among(q, store.resource.kinds[filter], filter, [query[filter] as string]);
   if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
-  for (const filter of operators) narrow(q, filter, query[filter.parameter]);
+  for (const filter of operators) narrow(q, filter, query[filter.parameter], store.resource.kinds[filter.field]);
   const at = { resource: name, sort: query.sort };
   q.select(store.resource.columns);
   return checked ? checkedKeysetPage(q, query, at, store.toObject, checked) : keysetPage(q, query, at, store.toObject);
 }
 
 /** Adds one operator's condition (ANDed with the others); `[in]` values are checked here, 400 naming the parameter. */
-function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, value: unknown): void {
+function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, value: unknown, fieldKind: FieldKind | undefined): void {
   if (filter.operator !== 'in') {
     q.where(filter.field, SQL_OPERATOR[filter.operator], filter.encode(value) as number | string);
     return;
@@ -65,5 +67,22 @@ function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, v
   if ('problem' in parsed) {
     throw new ApiError('invalid_parameter', `Invalid query parameter: ${filter.parameter}.`, { errors: [{ parameter: filter.parameter, message: parsed.problem }] });
   }
-  q.whereIn(filter.field, parsed.values.map((v) => filter.encode(v) as string));
+  among(q, fieldKind, filter.field, parsed.values.map((v) => filter.encode(v) as string));
+}
+
+/**
+ * Rows whose `field` is one of `values`, alike on every backend: without regard to letter case
+ * where its kind says so (an email), else exactly. MySQL's collation ignores case, accents and
+ * trailing spaces, so there a text is compared once more as bytes, after its index has found
+ * the candidates.
+ */
+function among(q: ReturnType<ResourceStore['query']>, fieldKind: FieldKind | undefined, field: string, values: readonly string[]): void {
+  const marks = () => values.map(() => '?').join(', ');
+  if (fieldKind?.caseless) {
+    q.whereRaw(`lower(??) in (${marks()})`, [field, ...values.map((v) => v.toLowerCase())]);
+    return;
+  }
+  if (values.length === 1) q.where(field, values[0] as string);
+  else q.whereIn(field, [...values]);
+  if (fieldKind?.name === 'text' && dialectOf(q) === 'mysql') q.whereRaw(`cast(?? as binary) in (${marks()})`, [field, ...values]);
 }

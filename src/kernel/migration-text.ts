@@ -1,4 +1,4 @@
-import type { Column } from '../db/tables.js';
+import { textType, type Column } from '../db/tables.js';
 import { fieldColumns, KERNEL_TIMES, KERNEL_VERSION, VERSION_DEFAULT, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
 
 /**
@@ -14,7 +14,7 @@ const q = (value: unknown) => (typeof value === 'string' ? `'${value.replace(/\\
 
 /** A column as a knex builder call, `default` written for rows already there. */
 function columnCall(name: string, column: Column, defaultValue: unknown): string {
-  const builder = column.type === 'string' ? `t.string(${q(name)}, ${column.length ?? 255})` : `t.${column.type}(${q(name)})`;
+  const builder = column.type === 'string' ? `t.string(${q(name)}, ${column.length ?? 255})` : column.type === 'text' ? `t.text(${q(name)}, ${q(textType(column))})` : `t.${column.type}(${q(name)})`;
   const nullability = column.nullable ? '.nullable()' : '.notNullable()';
   return `${builder}${nullability}${defaultValue !== undefined && defaultValue !== null ? `.defaultTo(${q(defaultValue)})` : ''}`;
 }

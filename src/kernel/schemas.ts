@@ -1,5 +1,6 @@
 import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
 import type { OperatorFilter } from './filters.js';
+import { storable } from './kinds.js';
 
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -67,8 +68,9 @@ export function writableFields(resource: Resource): string[] {
   return Object.keys(resource.fields).filter((f) => resource.fields[f]?.readOnly !== true);
 }
 
+/** The writable fields' schemas, each integer within the safe bounds when it declares none (kinds.ts storable). */
 function bodyProperties(resource: Resource): Record<string, JsonSchema> {
-  return Object.fromEntries(writableFields(resource).map((f) => [f, resource.fields[f] as JsonSchema]));
+  return Object.fromEntries(writableFields(resource).map((f) => [f, storable(resource.fields[f] as JsonSchema)]));
 }
 
 /** POST body: the writable fields, the declared required ones present, nothing else. */
@@ -83,7 +85,8 @@ export function updateBodySchema(resource: Resource): JsonSchema {
 
 /** An action's body: its declared properties, nothing else. */
 export function actionBodySchema(action: ActionDeclaration): JsonSchema {
-  return { type: 'object', additionalProperties: false, properties: { ...(action.body ?? {}) }, ...(action.required?.length ? { required: [...action.required] } : {}) };
+  const properties = Object.fromEntries(Object.entries(action.body ?? {}).map(([name, schema]) => [name, storable(schema)]));
+  return { type: 'object', additionalProperties: false, properties, ...(action.required?.length ? { required: [...action.required] } : {}) };
 }
 
 /** POST /<path>/batch: `{ "data": [...] }`, 1 to 100 create bodies. */

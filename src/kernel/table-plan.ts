@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { indexNames, keysetIndex, type Column } from '../db/tables.js';
+import { MAX_BODY_BYTES } from '../common/wire.js';
 import type { CompiledResource } from './registry.js';
 
 /**
@@ -78,7 +79,8 @@ export function fits(info: Knex.ColumnInfo, column: Column): boolean {
     case 'string':
       return TEXTS.includes(type) || (STRINGS.includes(type) && (!info.maxLength || length >= (column.length ?? 255)));
     case 'text':
-      return TEXTS.includes(type);
+      // MySQL gives a text column's size in bytes (TEXT 65,535), the others none.
+      return TEXTS.includes(type) && (!info.maxLength || length >= (column.length !== undefined ? column.length * 4 : MAX_BODY_BYTES));
     case 'integer':
       return INTEGERS.includes(type);
     case 'bigInteger':

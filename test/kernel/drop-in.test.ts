@@ -167,6 +167,13 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
     expect(await ids('topic=billing')).to.deep.equal([made[0]]);
     expect(await ids('topic[in]=billing,support')).to.deep.equal([made[0], made[1]].sort());
     expect(await ids('topic[in]=support&q=refund')).to.deep.equal([made[1]]);
+    // A text compares exactly on every backend: not by MySQL's collation, which ignores case, accents and trailing spaces.
+    const similar = await call('/v1/notes', { method: 'POST', json: { body: 'Same topic?', topic: 'Bílling ' } });
+    expect(similar.status).to.equal(201);
+    for (const query of ['topic=Billing', 'topic=billing%20', 'topic[in]=BILLING,Support']) expect(await ids(query), query).to.deep.equal([]);
+    expect(await ids('topic=billing')).to.deep.equal([made[0]]);
+    expect(await ids('topic=B%C3%ADlling%20')).to.deep.equal([similar.body.id]);
+    expect(await ids('topic[in]=B%C3%ADlling%20,support')).to.deep.equal([made[1], similar.body.id].sort());
     const tooLong = await call(`/v1/notes?topic[in]=billing,${'x'.repeat(41)}`);
     expect(tooLong.status).to.equal(400);
     expect(tooLong.body.errors[0].parameter).to.equal('topic[in]');

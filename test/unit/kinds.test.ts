@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { kindOf } from '../../src/kernel/kinds.js';
+import { kindOf, SAFE_INTEGER, storable } from '../../src/kernel/kinds.js';
 import { boolean, datetime, email, integer, money, moment, ref, required, states, text } from '../../src/kernel/fields.js';
 import { KIND_CASES } from '../helpers/kinds.js';
+import { textType } from '../../src/db/tables.js';
+import { fits } from '../../src/kernel/table-plan.js';
 
 /** How each database hands a stored value back: MySQL may give a BIGINT as a string; both give booleans as 0 or 1. */
 const AS_READ = {
@@ -35,7 +37,11 @@ describe('field kinds: codecs (property-based)', () => {
 describe('field kinds: each helper marks its kind, and a plain schema gets the one it fits', () => {
   it('marks the helpers, keeping their other marks (required, reference)', () => {
     expect(kindOf(text(200))?.column).to.deep.equal({ type: 'string', length: 200, nullable: true });
-    expect(kindOf(text(5000, { required: true }))?.column).to.deep.equal({ type: 'text', nullable: false });
+    expect(kindOf(text(5000, { required: true }))?.column).to.deep.equal({ type: 'text', length: 5000, nullable: false });
+    // MySQL's TEXT holds 16,383 characters of any kind; past that (or with no bound) the column is MEDIUMTEXT.
+    expect(textType(kindOf(text(16_383))!.column)).to.equal('text');
+    expect(textType(kindOf(text(16_384))!.column)).to.equal('mediumtext');
+    expect(textType(kindOf({ type: 'string' })!.column)).to.equal('mediumtext');
     expect(kindOf(required(text(10)))?.name).to.equal('text');
     expect(kindOf(email())?.name).to.equal('email');
     expect(kindOf(integer({ min: 0, max: 100 }))?.column.type).to.equal('integer');
@@ -66,5 +72,36 @@ describe('field kinds: each helper marks its kind, and a plain schema gets the o
     expect(kindOf({ type: 'object' })).to.equal(undefined);
     expect(kindOf({ type: 'number' })).to.equal(undefined);
     expect(kindOf({ type: ['string', 'integer'] })).to.equal(undefined);
+  });
+});
+
+describe('field kinds: what a body may send to an integer that declares no bounds', () => {
+  it('is what JSON carries exactly, the kind and the bounds it declares kept', () => {
+    const open = storable(integer());
+    expect(open).to.include({ minimum: -SAFE_INTEGER, maximum: SAFE_INTEGER });
+    expect(kindOf(open)?.column.type).to.equal('bigInteger');
+    expect(storable(integer({ min: 0 }))).to.include({ minimum: 0, maximum: SAFE_INTEGER });
+    const bounded = integer({ min: 0, max: 100 });
+    expect(storable(bounded)).to.equal(bounded);
+    expect(storable({ type: 'integer' })).to.deep.equal({ type: 'integer', minimum: -SAFE_INTEGER, maximum: SAFE_INTEGER });
+    const words = text(10);
+    expect(storable(words)).to.equal(words);
+  });
+});
+
+describe('field kinds: a column holds every value of its kind, or boot says so', () => {
+  const info = (type: string, maxLength: number | null) => ({ type, maxLength, nullable: true, defaultValue: null }) as never;
+  it('a text past what MySQL\'s TEXT holds needs MEDIUMTEXT there; PostgreSQL\'s and SQLite\'s text hold any', () => {
+    const long = kindOf(text(100_000))!.column;
+    const short = kindOf(text(5000))!.column;
+    const unbounded = kindOf({ type: 'string' })!.column;
+    // MySQL says how many bytes a text column holds.
+    expect(fits(info('text', 65_535), short)).to.equal(true);
+    expect(fits(info('text', 65_535), long)).to.equal(false);
+    expect(fits(info('text', 65_535), unbounded)).to.equal(false);
+    expect(fits(info('mediumtext', 16_777_215), long)).to.equal(true);
+    expect(fits(info('mediumtext', 16_777_215), unbounded)).to.equal(true);
+    expect(fits(info('text', null), unbounded)).to.equal(true);
+    expect(fits(info('varchar', 255), long)).to.equal(false);
   });
 });
