@@ -264,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 100000),
     /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    /** How many proxies in front append to X-Forwarded-For: the client's address is the entry the farthest of them appended, counted from the end. */
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 1, 1, 10),
     /** The session cookie gets `Secure` (set it when the service is reached over https). */
     cookieSecure: boolean(env, 'COOKIE_SECURE', false),
     /** Origins, beyond the service's own, whose pages may change things through the internal API. */

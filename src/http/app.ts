@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import compose from 'koa-compose';
 import Koa from 'koa';
+import { clientAddress } from './middleware/client-address.js';
 import { KEY_CACHE_MS, KEY_CACHE_SQLITE_MS, KeyLookup } from '../auth/lookup.js';
 import { sqliteChangeCounter } from '../db/changes.js';
 import type { Deps } from '../deps.js';
@@ -51,7 +52,7 @@ const newRouter = () => new Router<AppState, AppContext>({ strict: true, sensiti
 const inOrder = (middleware: unknown[]) => compose(middleware as Array<compose.Middleware<Ctx>>);
 
 export function createApp(deps: Deps, registry: Registry): App {
-  const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy });
+  const koa = new Koa<AppState, AppContext>({ proxy: deps.config.trustProxy, maxIpsCount: deps.config.trustProxyHops });
   const limiter = createLimiter(deps.redis, deps.config.redisPrefix, deps.clock, deps.log);
   const changes = sqliteChangeCounter(deps.config.database);
   const lookup = new KeyLookup(deps.db, deps.reads, deps.clock, changes ? { ttlMs: KEY_CACHE_SQLITE_MS, version: changes.version } : { ttlMs: KEY_CACHE_MS }, deps.log);
@@ -100,6 +101,7 @@ export function createApp(deps: Deps, registry: Registry): App {
     observe(deps.clock, identify, errorRenderer(deps.log), [meter(usage, requests), measure(deps.metrics), accessLog(deps.log)]),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];
+  if (deps.config.trustProxy) koa.use(clientAddress());
   for (const middleware of chain) koa.use(middleware);
   // Errors are rendered by observe(); Koa's own handler would only print them twice.
   koa.silent = true;

@@ -64,6 +64,31 @@ describe('a key with allowed_ips, over HTTP', () => {
     expect((await from(spoofed.token, '203.0.113.7', direct)).status).to.equal(200);
   });
 
+  it('behind a trusted proxy, takes the address the proxy appended, not one the client wrote before it, and the socket\'s for garbage', async () => {
+    const res = await makeKey({ allowed_ips: ['203.0.113.7'] });
+    const key = (await res.json()) as { id: string; token: string };
+    // The client wrote the allowed address itself; the proxy appended the one it came from.
+    await problem(await from(key.token, '203.0.113.7, 198.51.100.9'), 403, 'ip_not_allowed');
+    expect((await from(key.token, '198.51.100.9, 203.0.113.7')).status).to.equal(200);
+    // What no proxy appends counts as the socket's address: refused here, never a 500, and logged as an address.
+    for (const garbage of ['not-an-address', 'x'.repeat(300), '203.0.113.7, unknown']) {
+      const body = await problem(await from(key.token, garbage), 403, 'ip_not_allowed');
+      expect(body.detail, garbage).to.match(/^This key may not be used from (127\.0\.0\.1|::1|::ffff:127\.0\.0\.1):/);
+    }
+    await app.close();
+    app = await startApp({ env: { TRUST_PROXY: 'true' } });
+    const logged = (await internal(app, `/keys/${key.id}/requests?limit=100`, { cookie: alice.cookie })).json() as Promise<{ data: Array<{ ip: string; status: number }> }>;
+    expect((await logged).data.map((r) => r.ip).sort()).to.deep.equal(['127.0.0.1', '127.0.0.1', '127.0.0.1', '198.51.100.9', '203.0.113.7']);
+    // Two proxies: the address the farther one appended.
+    const twice = await startApp({ env: { TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2' } });
+    try {
+      expect((await from(key.token, '198.51.100.1, 203.0.113.7, 10.0.0.2', twice)).status).to.equal(200);
+      await problem(await from(key.token, '203.0.113.7, 198.51.100.1, 10.0.0.2', twice), 403, 'ip_not_allowed');
+    } finally {
+      await twice.close();
+    }
+  });
+
   it('refuses a bad allowlist with 422 naming each entry, and writes no key', async () => {
     const before = Number(((await app.deps.db('api_keys').where({ workspace_id: alice.workspaceId }).count({ n: '*' })) as Array<{ n: number | string }>)[0]?.n);
     const bad = await problem(await makeKey({ allowed_ips: ['203.0.113.7', 'example.com', '10.0.0.0/33'] }), 422, 'validation_failed');
