@@ -11,6 +11,15 @@ export const CHECKPOINT_INTERVAL_MS = 100;
 export const CHECKPOINT_BACKSTOP_PAGES = 10_000;
 
 /**
+ * Bytes the log file is cut back to when SQLite starts it over after a complete checkpoint
+ * (`journal_size_limit`): without it the file keeps the largest size it ever reached (up to the
+ * backstop, about 40 MB, after a burst such as a migration or an import). The log between two
+ * of the thread's checkpoints stays well under this, so a file that is reused is not cut and
+ * grown again at every turn.
+ */
+export const LOG_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
  * The thread's code. A PASSIVE checkpoint copies what it can without waiting for readers or the
  * writer, and never blocks them; the file does not exist before the first migration, and a
  * checkpoint another process is running answers "busy": both are tried again at the next tick.

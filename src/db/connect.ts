@@ -4,7 +4,7 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseConfig } from '../common/config.js';
-import { CHECKPOINT_BACKSTOP_PAGES, startCheckpointer } from './checkpoint.js';
+import { CHECKPOINT_BACKSTOP_PAGES, LOG_SIZE_LIMIT_BYTES, startCheckpointer } from './checkpoint.js';
 
 /** Statements one SQLite connection keeps prepared (texts beyond are prepared as they come). */
 const KEPT_STATEMENTS = 500;
@@ -63,6 +63,7 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
           conn.pragma('foreign_keys = ON');
           // Checkpoints are a thread's (db/checkpoint.ts); the writer's own is only a backstop.
           conn.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
+          conn.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
           keepStatements(conn);
           done(null, conn);
         },

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { CHECKPOINT_BACKSTOP_PAGES } from '../../src/db/checkpoint.js';
+import { CHECKPOINT_BACKSTOP_PAGES, LOG_SIZE_LIMIT_BYTES } from '../../src/db/checkpoint.js';
 import { createDb } from '../../src/db/connect.js';
 import { backend } from '../helpers/backend.js';
 import { waitFor } from '../helpers/app.js';
@@ -55,6 +55,32 @@ describe('SQLite checkpoints run on a thread of their own', function () {
     const running = threads();
     await db.destroy();
     expect(threads(), 'the thread has exited').to.be.lessThan(running);
+  });
+
+  it('cuts the log file back once a burst has been checkpointed, instead of keeping its largest size', async () => {
+    const file = path.join(dir, 'burst.sqlite');
+    const db = createDb({ client: 'sqlite', filename: file });
+    try {
+      await db.schema.createTable('blobs', (t) => {
+        t.increments('id');
+        t.binary('body');
+      });
+      // One commit of 12 MB: a log three times the limit.
+      await db.transaction(async (trx) => {
+        for (let i = 0; i < 12; i++) await trx('blobs').insert({ body: Buffer.alloc(1024 * 1024, i) });
+      });
+      expect(fs.statSync(`${file}-wal`).size).to.be.greaterThan(3 * LOG_SIZE_LIMIT_BYTES);
+      // Once the thread has copied it all back, the next write starts the log over, and cuts the file.
+      await waitFor(async () => {
+        await db('blobs').insert({ body: Buffer.alloc(16) });
+        return fs.statSync(`${file}-wal`).size <= LOG_SIZE_LIMIT_BYTES;
+      }, 10_000, 'the log file to be cut back');
+      // Nothing was lost on the way: the 12 MB are all there.
+      const [sum] = (await db('blobs').sum({ bytes: db.raw('length(body)') })) as Array<{ bytes: number }>;
+      expect(sum?.bytes).to.be.at.least(12 * 1024 * 1024);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('is not started for an in-memory database', async () => {
