@@ -12,6 +12,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { newId } from '../src/common/ids.js';
 import { newDelivery } from '../src/webhooks/deliveries.js';
+import { pendingEntry } from '../src/kernel/outbox.js';
 import { BACKEND, ROUNDS, fmt, freshDatabase, medianOf, start } from './lib.js';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 50_000);
@@ -45,14 +46,15 @@ async function seed(): Promise<string> {
     const events = Array.from({ length: Math.min(500, PENDING - i) }, () => {
       const id = newId('evt_');
       const payload = JSON.stringify({ id, type: 'deal.created', created_at: new Date(now).toISOString(), data: { object: { id: newId('deal_') }, previous: {} } });
-      return { id, workspace_id: workspaceId, type: 'deal.created', object_id: 'deal_x', payload, created_at: now, dispatched_at: now };
+      return { id, workspace_id: workspaceId, type: 'deal.created', object_id: 'deal_x', payload, created_at: now };
     });
     await db.transaction(async (trx) => {
       if (FANNED_OUT) {
         await trx('events').insert(events);
         await trx('webhook_deliveries').insert(events.map((e) => newDelivery(workspaceId, subscriptionId, e, 3, now)));
       } else {
-        await trx('events').insert(events.map((e) => ({ ...e, dispatched_at: null })));
+        await trx('events').insert(events);
+        await trx('events_pending').insert(events.map(pendingEntry));
       }
     });
   }

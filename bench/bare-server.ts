@@ -3,10 +3,11 @@
  * authentication, rate limit, validation or error handling.
  *   GET  /deals  the statement of GET /v1/deals?limit=50, prepared once and run by the driver
  *                (better-sqlite3, or mysql2's execute: no knex), rows mapped to the same JSON.
- *   POST /deals  the same insert of a deal plus the inserts of its event and of its search terms
- *                (the words of its title: `q` is part of the contract), in one knex transaction,
- *                as a hand-written route would do it.
- *   POST /deals?driver  the same three inserts as statements compiled once and run by the driver
+ *   POST /deals  the same insert of a deal plus the inserts of its event, of the event's entry in
+ *                the fan-out's queue (`events_pending`) and of its search terms (the words of its
+ *                title: `q` is part of the contract), in one knex transaction, as a hand-written
+ *                route would do it.
+ *   POST /deals?driver  the same four inserts as statements compiled once and run by the driver
  *                in a transaction of its own making (db/tx.ts), as the API's writes run.
  */
 import http from 'node:http';
@@ -40,6 +41,7 @@ const page = prepare(
 );
 const insertDeal = prepare(db('deals').insert(named(['id', 'workspace_id', ...deals.columns.slice(1)])));
 const insertEvent = prepare(db('events').insert(named(['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at'])));
+const insertPending = prepare(db('events_pending').insert(named(['event_id', 'workspace_id', 'type', 'object_id', 'created_at'])));
 const TERM_COLUMNS = ['workspace_id', 'resource', 'term', 'created_at', 'object_id'];
 const insertTerms = new Map<number, Prepared>();
 const insertTermsOf = (count: number) => {
@@ -62,17 +64,20 @@ app.use(async (ctx) => {
   const object = { ...row, workspace_id: undefined, created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString() };
   const eventId = newId('evt_');
   const event = { id: eventId, workspace_id: workspaceId, type: 'deal.created', object_id: row.id, payload: JSON.stringify({ id: eventId, type: 'deal.created', created_at: object.created_at, data: { object, previous: {} } }), created_at: now };
+  const pending = { event_id: eventId, workspace_id: workspaceId, type: event.type, object_id: row.id, created_at: now };
   const terms = termRows(deals, workspaceId, [row]);
   if (ctx.querystring === 'driver') {
     await writeTransaction(db, async (tx) => {
       await tx.run(insertDeal.sql, args(insertDeal, row));
       await tx.run(insertEvent.sql, args(insertEvent, event));
+      await tx.run(insertPending.sql, args(insertPending, pending));
       if (terms.length > 0) await tx.run(insertTermsOf(terms.length).sql, rowsArgs(insertTermsOf(terms.length), terms));
     });
   } else {
     await db.transaction(async (trx) => {
       await trx('deals').insert(row);
       await trx('events').insert(event);
+      await trx('events_pending').insert(pending);
       if (terms.length > 0) await trx('search_terms').insert(terms);
     });
   }

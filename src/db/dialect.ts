@@ -173,11 +173,7 @@ const CLAIM_WINDOW = 3;
  */
 export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
   if (isMysql(trx)) {
-    const candidates = ((await spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit * CLAIM_WINDOW)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
-    const wanted = pick(candidates, spec.limit).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (wanted.length === 0) return [];
-    const byKey = trx.raw('?? FORCE INDEX (PRIMARY)', [spec.table]);
-    const locked = ((await spec.claimable(trx.select(spec.key).from(byKey).whereIn(spec.key, wanted)).forUpdate().skipLocked()) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+    const locked = (await lockByKey(trx, spec, [spec.key])).map((r) => String(r[spec.key]));
     if (locked.length > 0) await trx(spec.table).whereIn(spec.key, locked).update(spec.set);
     return locked;
   }
@@ -186,6 +182,19 @@ export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise
     .whereIn(spec.key, dialectOf(trx) === 'postgres' ? first.forUpdate().skipLocked() : first)
     .update(spec.set, [spec.key])) as unknown as Record<string, unknown>[];
   return claimed.map((r) => String(r[spec.key]));
+}
+
+/**
+ * MySQL's first step of a claim: up to `limit` of the first claimable rows (picked at random
+ * among CLAIM_WINDOW times as many, read without locks), locked by primary key in ascending
+ * order (FOR UPDATE SKIP LOCKED, forced onto the primary key), with their `columns`.
+ */
+async function lockByKey(trx: Knex.Transaction, spec: Omit<ClaimSpec, 'set'>, columns: readonly string[]): Promise<Record<string, unknown>[]> {
+  const candidates = ((await spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit * CLAIM_WINDOW)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
+  const wanted = pick(candidates, spec.limit).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (wanted.length === 0) return [];
+  const byKey = trx.raw('?? FORCE INDEX (PRIMARY)', [spec.table]);
+  return (await spec.claimable(trx.select(columns).from(byKey).whereIn(spec.key, wanted)).forUpdate().skipLocked()) as Record<string, unknown>[];
 }
 
 /** Up to `n` of `items`, chosen at random (all of them, in order, when there are no more than `n`). */
@@ -197,4 +206,47 @@ function pick<T>(items: T[], n: number): T[] {
     [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
   }
   return copy.slice(0, n);
+}
+
+/** A queue table's entries to take, oldest key first. */
+export interface TakeSpec {
+  table: string;
+  /** The primary key, in the order entries are taken. */
+  key: string;
+  /** What each entry taken answers. */
+  columns: readonly string[];
+  limit: number;
+}
+
+/**
+ * Takes up to `limit` entries off a queue table inside the caller's transaction (deletes them)
+ * and returns them, so that concurrent workers never take the same entry and one that crashes
+ * leaves its entries there (its transaction rolls back).
+ *
+ * PostgreSQL: one DELETE of the keys a subquery locks (the first entries, FOR UPDATE SKIP
+ * LOCKED), RETURNING them. SQLite: one DELETE of the first entries (one writer, no row locks).
+ * MySQL/MariaDB: as claimRows, the candidates read without locks, some picked at random, locked
+ * by primary key (SKIP LOCKED) and read, then deleted a statement a key, in one round trip:
+ * over a small table MariaDB plans `DELETE ... WHERE key IN (...)` as a scan, which waits on
+ * the entries other workers hold, and two of them deadlock; `key = ?` reads its one row.
+ */
+export async function takeQueued(trx: Knex.Transaction, spec: TakeSpec): Promise<Record<string, unknown>[]> {
+  const dialect = dialectOf(trx);
+  if (dialect === 'mysql') {
+    const taken = await lockByKey(trx, { ...spec, claimable: (q) => q, order: spec.key }, spec.columns);
+    if (taken.length > 0) await trx.raw(taken.map(() => 'DELETE FROM ?? WHERE ?? = ?').join(';\n'), taken.flatMap((row) => [spec.table, spec.key, String(row[spec.key])]));
+    return taken;
+  }
+  const returning = `RETURNING ${spec.columns.map(() => '??').join(', ')}`;
+  if (dialect === 'postgres') {
+    // `= ANY(ARRAY(...))`: the entries taken are found by their key, where `IN (subquery)` was
+    // planned as a hash join over the whole table, rows deleted and not yet vacuumed included.
+    const sql = `DELETE FROM ?? WHERE ?? = ANY(ARRAY(SELECT ?? FROM ?? ORDER BY ?? LIMIT ? FOR UPDATE SKIP LOCKED)) ${returning}`;
+    const result = (await trx.raw(sql, [spec.table, spec.key, spec.key, spec.table, spec.key, spec.limit, ...spec.columns])) as { rows: Record<string, unknown>[] };
+    return result.rows;
+  }
+  // knex's DELETE on SQLite answers a count, not the rows: RETURNING is added to its text.
+  const first = trx(spec.table).select(spec.key).orderBy(spec.key).limit(spec.limit);
+  const { sql, bindings } = trx(spec.table).whereIn(spec.key, first).delete().toSQL();
+  return (await trx.raw(`${sql} ${returning}`, [...bindings, ...spec.columns])) as Record<string, unknown>[];
 }

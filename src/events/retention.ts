@@ -12,9 +12,9 @@ const PAUSE_MS = 5;
  * Deletes events older than the retention window (RETENTION_DAYS) with their deliveries and
  * attempts, in small batches that never hold a long lock: each batch deletes at most
  * RETENTION_BATCH events (and what hangs off them) in one short transaction, then pauses.
- * Events are found by when they were fanned out (`dispatched_at`, indexed, never earlier
- * than `created_at`), so an event not yet fanned out is never deleted; nor is one with a
- * delivery still pending (a recovery may have given an old delivery new attempts).
+ * Events are found by when they were made (`events_created`, on (created_at, seq)); one not
+ * yet fanned out (still in `events_pending`) is never deleted, nor is one with a delivery
+ * still pending (a recovery may have given an old delivery new attempts).
  * Returns how many events were deleted, and the longest a batch held its transaction (the
  * longest any concurrent write could have waited for it).
  */
@@ -26,17 +26,18 @@ export async function sweepRetention(db: Knex, now: number, retentionMs: number,
   let longestBatchMs = 0;
   let after: { at: number; seq: number } | undefined;
   for (;;) {
-    const q = db('events').select('seq', 'id', 'dispatched_at').where('dispatched_at', '>', 0).where('dispatched_at', '<', cutoff);
-    if (after) q.where((w) => w.where('dispatched_at', '>', after!.at).orWhere((x) => x.where('dispatched_at', after!.at).where('seq', '>', after!.seq)));
-    const events = (await q.orderBy([{ column: 'dispatched_at' }, { column: 'seq' }]).limit(batch)) as Array<{ seq: number; id: string; dispatched_at: number | string }>;
+    const q = db('events').select('seq', 'id', 'created_at').where('created_at', '<', cutoff);
+    if (after) q.where((w) => w.where('created_at', '>', after!.at).orWhere((x) => x.where('created_at', after!.at).where('seq', '>', after!.seq)));
+    const events = (await q.orderBy([{ column: 'created_at' }, { column: 'seq' }]).limit(batch)) as Array<{ seq: number; id: string; created_at: number | string }>;
     if (events.length === 0) break;
     const last = events[events.length - 1]!;
-    after = { at: asNumber(last.dispatched_at), seq: asNumber(last.seq) };
+    after = { at: asNumber(last.created_at), seq: asNumber(last.seq) };
     const started = performance.now();
     removed += await transaction(db, async (trx) => {
       const ids = events.map((e) => e.id);
       const deliveries = (await trx('webhook_deliveries').select('id', 'event_id', 'status').whereIn('event_id', ids)) as Array<{ id: string; event_id: string; status: string }>;
-      const busy = new Set(deliveries.filter((d) => d.status === 'pending').map((d) => d.event_id));
+      const waiting = (await trx('events_pending').select('event_id').whereIn('event_id', ids)) as Array<{ event_id: string }>;
+      const busy = new Set([...deliveries.filter((d) => d.status === 'pending').map((d) => d.event_id), ...waiting.map((w) => w.event_id)]);
       const gone = events.filter((e) => !busy.has(e.id));
       const goneDeliveries = deliveries.filter((d) => !busy.has(d.event_id)).map((d) => d.id);
       if (goneDeliveries.length > 0) {

@@ -52,7 +52,22 @@ export function eventsFor(resource: CompiledResource, workspaceId: string, chang
 
 const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at'] as const satisfies readonly (keyof OutboxEvent)[];
 
-/** Writes the events inside the caller's transaction: they commit, or roll back, with the change. */
+/** An event's entry in `events_pending`, the fan-out's queue: its id and what routes it. */
+export interface PendingEntry {
+  event_id: string;
+  workspace_id: string;
+  type: string;
+  object_id: string;
+  created_at: number;
+}
+export const PENDING_COLUMNS = ['event_id', 'workspace_id', 'type', 'object_id', 'created_at'] as const satisfies readonly (keyof PendingEntry)[];
+export const pendingEntry = (event: OutboxEvent): PendingEntry => ({ event_id: event.id, workspace_id: event.workspace_id, type: event.type, object_id: event.object_id, created_at: event.created_at });
+
+/**
+ * Writes the events inside the caller's transaction, each with its entry in `events_pending`:
+ * they commit, or roll back, with the change.
+ */
 export async function writeEvents(db: Knex, tx: Tx, events: OutboxEvent[]): Promise<void> {
   await insertRows(db, tx, 'events', EVENT_COLUMNS, events);
+  await insertRows(db, tx, 'events_pending', PENDING_COLUMNS, events.map(pendingEntry));
 }

@@ -43,7 +43,7 @@ export function createMetrics(deps: { db: Knex; redis: Redis | undefined; redisC
       // The database away: these three keep their last values, and the scrape still answers (readiness says why).
       const read = Promise.all([
         deps.db('webhook_deliveries').where('status', 'pending').where('next_attempt_at', '<=', now).count({ n: '*' }).min({ at: 'next_attempt_at' }).first() as Promise<{ n: number | string; at: number | string | null } | undefined>,
-        deps.db('events').whereNull('dispatched_at').count({ n: '*' }).first() as Promise<{ n: number | string } | undefined>,
+        deps.db('events_pending').count({ n: '*' }).first() as Promise<{ n: number | string } | undefined>,
       ]).catch(() => undefined);
       const rows = await read;
       if (rows === undefined) return;

@@ -64,14 +64,15 @@ export function newDelivery(workspaceId: string, subscriptionId: string, event: 
 }
 
 /**
- * A `webhook.test` event for one subscription only: it is written already dispatched, so the
- * fan-out never offers it to other subscriptions, with its delivery beside it.
+ * A `webhook.test` event for one subscription only: it is written without an entry in
+ * `events_pending`, so the fan-out never offers it to other subscriptions, with its delivery
+ * beside it.
  */
 async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retries: number, now: number): Promise<DeliveryRow> {
   const event = subscriptionEvent('webhook.test', subscription, now);
   const delivery = newDelivery(subscription.workspace_id, subscription.id, event, retries, now);
   await transaction(db, async (trx) => {
-    await trx('events').insert({ ...event, dispatched_at: now });
+    await trx('events').insert(event);
     await trx('webhook_deliveries').insert(delivery);
   });
   return delivery;

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { whereAllowsWebhooks } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
-import { claimRows, transaction } from '../db/dialect.js';
+import { takeQueued, transaction } from '../db/dialect.js';
 import { matches } from '../events/patterns.js';
+import { PENDING_COLUMNS, type PendingEntry } from '../kernel/outbox.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
 
 const INSERT_CHUNK = 500;
@@ -10,23 +11,19 @@ const INSERT_CHUNK = 500;
 /**
  * Turns committed events into deliveries: each event once, to the subscriptions enabled at
  * that moment that existed when it was written and whose patterns select it, in workspaces
- * whose plan includes webhooks. Claimed, matched and marked in one transaction, so a crash
- * leaves the events to the next worker and two workers never fan out the same event. The
- * claim marks them fanned out (`dispatched_at`) in its one UPDATE: what another transaction
- * sees is the commit, and each event's row and its index entry are written once.
+ * whose plan includes webhooks. The events waiting are those in `events_pending`, where each
+ * write adds its events: claimed (taken off that table), matched and turned into deliveries in
+ * one transaction, so a crash leaves them to the next worker and two workers never fan out the
+ * same event. An entry holds what routes its event, so the events themselves are not read:
+ * each entry is written once and deleted once (migrations/20261127000000_events_pending.ts).
  */
 export async function fanOut(db: Knex, now: number, batch: number, retries: number): Promise<{ events: number; deliveries: number }> {
   return transaction(db, async (trx) => {
-    const seqs = await claimRows(trx, {
-      table: 'events',
-      key: 'seq',
-      claimable: (q) => q.whereNull('dispatched_at'),
-      order: 'seq',
-      limit: batch,
-      set: { dispatched_at: now },
-    });
-    if (seqs.length === 0) return { events: 0, deliveries: 0 };
-    const events = (await trx('events').select('seq', 'id', 'workspace_id', 'type', 'object_id', 'created_at').whereIn('seq', seqs)) as Array<{ seq: number; id: string; workspace_id: string; type: string; object_id: string; created_at: number | string }>;
+    // Ids are made in time order: the oldest waiting come first (API.md section 8 promises no order).
+    // created_at as the driver gives it back (a string from MySQL's bigint): read with asNumber.
+    const taken = (await takeQueued(trx, { table: 'events_pending', key: 'event_id', columns: PENDING_COLUMNS, limit: batch })) as Array<Omit<PendingEntry, 'created_at'> & { created_at: number | string }>;
+    if (taken.length === 0) return { events: 0, deliveries: 0 };
+    const events = taken.map(({ event_id, ...routing }) => ({ id: event_id, ...routing }));
     const workspaces = [...new Set(events.map((e) => e.workspace_id))];
     const subscriptions = (await whereAllowsWebhooks(
       trx('webhook_subscriptions as s')

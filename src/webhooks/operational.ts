@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
+import { pendingEntry } from '../kernel/outbox.js';
 import { subscriptionEvent, type SubscriptionRow } from './subscriptions.js';
 
 /**
@@ -21,7 +22,10 @@ const rowOf = async (trx: Knex.Transaction, id: string) => (await trx('webhook_s
 /** An event about a subscription, as it now stands (`data.object`), in `trx`; `row` when already read. */
 export async function emitAbout(trx: Knex.Transaction, type: OperationalEvent, subscriptionId: string, now: number, row?: SubscriptionRow): Promise<void> {
   const subscription = row ?? (await rowOf(trx, subscriptionId));
-  if (subscription) await trx('events').insert(subscriptionEvent(type, subscription, now));
+  if (!subscription) return;
+  const event = subscriptionEvent(type, subscription, now);
+  await trx('events').insert(event);
+  await trx('events_pending').insert(pendingEntry(event));
 }
 
 /** After a failed attempt: `webhook.failing` when the subscription's recent deliveries mostly fail, unless reported within a day. */

@@ -36,8 +36,8 @@ async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window
       .where('e.workspace_id', subscription.workspace_id)
       .where('e.created_at', '>=', since)
       .where('e.created_at', '<', window.until)
-      // Fanned out already (a claimed or new event is the fan-out's to deliver), and not a test.
-      .where('e.dispatched_at', '>', 0)
+      // Fanned out already (an event still pending is the fan-out's to deliver), and not a test.
+      .whereNotExists((sub) => sub.select(db.raw('1')).from('events_pending as p').whereRaw('p.event_id = e.id'))
       .whereNot('e.type', 'webhook.test')
       .whereNotExists((sub) => sub.select(db.raw('1')).from('webhook_deliveries as d').where('d.subscription_id', subscription.id).whereRaw('d.event_id = e.id'));
     if (after) q.where((w) => w.where('e.created_at', '>', after!.created_at).orWhere((x) => x.where('e.created_at', after!.created_at).where('e.seq', '>', after!.seq)));

@@ -36,7 +36,7 @@ describe('a backlog of 50,000 deliveries and the inline worker', function () {
       const events = Array.from({ length: Math.min(500, PENDING - i) }, () => {
         const id = newId('evt_');
         const payload = JSON.stringify({ id, type: 'deal.created', created_at: new Date(now).toISOString(), data: { object: { id: newId('deal_') }, previous: {} } });
-        return { id, workspace_id: ws.workspaceId, type: 'deal.created', object_id: 'deal_x', payload, created_at: now, dispatched_at: now };
+        return { id, workspace_id: ws.workspaceId, type: 'deal.created', object_id: 'deal_x', payload, created_at: now };
       });
       await db.transaction(async (trx) => {
         await trx('events').insert(events);
