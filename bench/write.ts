@@ -1,13 +1,16 @@
 /**
  * Write path benchmark (issue 3), on MariaDB + Redis: POST /v1/deals through the whole chain
  * (auth, limiter, scope, JSON body, ajv, the write and its event in one transaction) vs a bare
- * Koa route doing the same insert plus the event insert in one knex transaction, same run, same
- * machine, alternating rounds: median requests/s of each and the ratio (target >= 0.8, issue 13).
- * Then, for what the chain itself costs, the same against a bare route running the same two
+ * Koa route doing the same inserts (the deal, its event, the event's entry in the fan-out's
+ * queue, its search terms) in one knex transaction, same run, same machine, alternating rounds:
+ * median requests/s of each and the ratio (target >= 0.8, issue 13).
+ * Then, for what the chain itself costs, the same against a bare route running the same
  * statements through the driver as the API does (db/tx.ts, SQLite's group commit included):
  * target >= 0.8 (issue 25).
  * Then the same POST with the default inline worker (no subscription: nothing to deliver)
  * against WORKER=off: what an idle worker costs the API (target >= 0.9).
+ * Last, the same POST with the request log on (the default) and off (REQUEST_LOG=false): what
+ * logging each request in the database costs a write (no target; bench:peer holds the read's).
  * Usage: npm run bench:write   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=... | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { BACKEND, compare, DURATION, fmt, freshDatabase, load, ROUNDS, start, storageFor } from './lib.js';
@@ -23,40 +26,62 @@ const chain = await start('src/server.ts');
 const second = await freshDatabase(['write:deals'], 'inline');
 await second.db.destroy();
 const inline = await start('src/server.ts', { ...storageFor('inline'), WORKER: 'inline' });
+const unlogged = await start('src/server.ts', { REQUEST_LOG: 'false' });
+const post = { method: 'POST' as const, body: BODY };
+
+/** One side of a comparison: what it is called in the output, where it is sent, with which keys. */
+interface Side {
+  label: string;
+  url: string;
+  keys: string[];
+}
+
+/**
+ * Warms both sides, runs them in alternating rounds, and prints each side's median and the
+ * ratio subject / baseline (called `ratio`) under `title`; `verdict` says what its median means.
+ */
+async function versus(title: string, ratio: string, baseline: Side, subject: Side, verdict: (median: number) => string): Promise<void> {
+  for (const side of [baseline, subject]) await load(side.url, side.keys, 2, post);
+  const result = await compare(
+    () => load(baseline.url, baseline.keys, DURATION, post),
+    () => load(subject.url, subject.keys, DURATION, post),
+  );
+  console.log('\n%s, median of %d rounds of %ds', title, ROUNDS, DURATION);
+  for (const [side, run] of [[baseline, result.baseline], [subject, result.subject]] as const) {
+    console.log('  %s %s req/s  (mean %s ms, p99 %s ms)', side.label.padEnd(51), fmt(run.rps), fmt(run.mean), fmt(run.p99));
+  }
+  console.log('  ratio %s: %s   (%s)', ratio, result.ratio, verdict(result.median));
+}
+
+const target = (min: number) => (median: number) => `target >= ${min.toFixed(2)}: ${median >= min ? 'met' : 'MISSED'}`;
+const whole = { label: 'whole chain', url: `${chain.url}/v1/deals`, keys: tokens };
+
 try {
-  const post = { method: 'POST' as const, body: BODY };
-  await load(`${bare.url}/deals`, tokens, 2, post);
-  await load(`${chain.url}/v1/deals`, tokens, 2, post);
-  const { baseline: b, subject: c, ratio: rounds, median: ratio } = await compare(
-    () => load(`${bare.url}/deals`, tokens, DURATION, post),
-    () => load(`${chain.url}/v1/deals`, tokens, DURATION, post),
+  await versus(`POST /v1/deals on ${BACKEND}, 50 connections`, 'chain / bare', { label: 'bare Koa route, deal + event + queue + terms, one tx', url: `${bare.url}/deals`, keys: tokens }, whole, target(0.8));
+  await versus(
+    'The same against a bare route running the four inserts through the driver (db/tx.ts)',
+    'chain / bare driver',
+    { label: "bare route, the driver's transaction", url: `${bare.url}/deals?driver`, keys: tokens },
+    whole,
+    (median) => `what authentication, limits, validation and logging cost; ${target(0.8)(median)}`,
   );
-  console.log('\nPOST /v1/deals on %s, 50 connections, median of %d rounds of %ds', BACKEND, ROUNDS, DURATION);
-  console.log('  bare Koa route, deal + event + terms, one tx       %s req/s  (mean %s ms, p99 %s ms)', fmt(b.rps), fmt(b.mean), fmt(b.p99));
-  console.log('  whole chain                                         %s req/s  (mean %s ms, p99 %s ms)', fmt(c.rps), fmt(c.mean), fmt(c.p99));
-  console.log('  ratio chain / bare: %s   (target >= 0.80: %s)', rounds, ratio >= 0.8 ? 'met' : 'MISSED');
-
-  await load(`${bare.url}/deals?driver`, tokens, 2, post);
-  const { baseline: d, subject: c2, ratio: driverRounds, median: driver } = await compare(
-    () => load(`${bare.url}/deals?driver`, tokens, DURATION, post),
-    () => load(`${chain.url}/v1/deals`, tokens, DURATION, post),
+  await versus(
+    'The same POST with the inline worker (no subscription) vs WORKER=off',
+    'inline / off',
+    { ...whole, label: 'WORKER=off' },
+    { label: 'WORKER=inline', url: `${inline.url}/v1/deals`, keys: second.tokens },
+    target(0.9),
   );
-  console.log('\nThe same against a bare route running the three inserts through the driver (db/tx.ts), median of %d rounds of %ds', ROUNDS, DURATION);
-  console.log('  bare route, the driver\'s transaction               %s req/s  (mean %s ms, p99 %s ms)', fmt(d.rps), fmt(d.mean), fmt(d.p99));
-  console.log('  whole chain                                         %s req/s  (mean %s ms, p99 %s ms)', fmt(c2.rps), fmt(c2.mean), fmt(c2.p99));
-  console.log('  ratio chain / bare driver: %s   (what authentication, limits, validation and logging cost; target >= 0.80: %s)', driverRounds, driver >= 0.8 ? 'met' : 'MISSED');
-
-  await load(`${inline.url}/v1/deals`, second.tokens, 2, post);
-  const { baseline: off, subject: on, ratio: idleRounds, median: idle } = await compare(
-    () => load(`${chain.url}/v1/deals`, tokens, DURATION, post),
-    () => load(`${inline.url}/v1/deals`, second.tokens, DURATION, post),
+  await versus(
+    'The same POST with the request log on and off (REQUEST_LOG=false)',
+    'on / off',
+    { label: 'request log off', url: `${unlogged.url}/v1/deals`, keys: tokens },
+    { ...whole, label: 'request log on (the default)' },
+    () => 'what logging each request costs a write',
   );
-  console.log('\nThe same POST with the inline worker (no subscription) vs WORKER=off, median of %d rounds of %ds', ROUNDS, DURATION);
-  console.log('  WORKER=off                                          %s req/s  (mean %s ms, p99 %s ms)', fmt(off.rps), fmt(off.mean), fmt(off.p99));
-  console.log('  WORKER=inline                                       %s req/s  (mean %s ms, p99 %s ms)', fmt(on.rps), fmt(on.mean), fmt(on.p99));
-  console.log('  ratio inline / off: %s   (target >= 0.90: %s)', idleRounds, idle >= 0.9 ? 'met' : 'MISSED');
 } finally {
   bare.child.kill('SIGTERM');
   chain.child.kill('SIGTERM');
   inline.child.kill('SIGTERM');
+  unlogged.child.kill('SIGTERM');
 }
