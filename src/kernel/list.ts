@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
 import { searchWords } from './search.js';
-import { dialectOf } from '../db/dialect.js';
+import { bytewiseOnMysql } from '../db/dialect.js';
 import type { FieldKind } from './kinds.js';
 import type { ResourceStore } from './store.js';
 
@@ -72,17 +72,14 @@ function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, v
 
 /**
  * Rows whose `field` is one of `values`, alike on every backend: without regard to letter case
- * where its kind says so (an email), else exactly. MySQL's collation ignores case, accents and
- * trailing spaces, so there a text is compared once more as bytes, after its index has found
- * the candidates.
+ * where its kind says so (an email), else exactly (a text: db/dialect.ts bytewiseOnMysql).
  */
 function among(q: ReturnType<ResourceStore['query']>, fieldKind: FieldKind | undefined, field: string, values: readonly string[]): void {
-  const marks = () => values.map(() => '?').join(', ');
   if (fieldKind?.caseless) {
-    q.whereRaw(`lower(??) in (${marks()})`, [field, ...values.map((v) => v.toLowerCase())]);
+    q.whereRaw(`lower(??) in (${values.map(() => '?').join(', ')})`, [field, ...values.map((v) => v.toLowerCase())]);
     return;
   }
   if (values.length === 1) q.where(field, values[0] as string);
   else q.whereIn(field, [...values]);
-  if (fieldKind?.name === 'text' && dialectOf(q) === 'mysql') q.whereRaw(`cast(?? as binary) in (${marks()})`, [field, ...values]);
+  if (fieldKind?.name === 'text') bytewiseOnMysql(q, field, values);
 }
