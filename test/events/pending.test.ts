@@ -1,27 +1,20 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../src/common/config.js';
-import { createDb } from '../../src/db/connect.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
-import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { migrationsDatabase } from '../helpers/backend.js';
 
 const PENDING = '20261127000000_events_pending';
 
 describe('events_pending: the fan-out queue, and its migration from dispatched_at', () => {
-  let storage: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let storage: Awaited<ReturnType<typeof migrationsDatabase>> | undefined;
   let db: Knex;
   let migrations: readonly string[];
 
   before(async () => {
-    storage = await isolatedDatabase('pending');
-    const config = loadConfig({ ...backend().env, ...storage.env });
-    migrations = config.migrationsDirs;
-    db = createDb(config.database);
+    storage = await migrationsDatabase('pending');
+    ({ db, migrations } = storage);
   });
-  after(async () => {
-    await db?.destroy();
-    await storage?.drop();
-  });
+  after(() => storage?.close());
 
   const event = (id: string, createdAt: number) => ({ id, workspace_id: 'ws_p', type: 'deal.created', object_id: `deal_${id}`, payload: '{}', created_at: createdAt });
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { serverAdmin } from '../../src/db/create.js';
+import type { Knex } from 'knex';
 import { createClient } from 'redis';
 import { loadConfig } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
@@ -83,6 +84,21 @@ export async function isolatedDatabase(name: string): Promise<{ env: Record<stri
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `wsapi-${name}-`));
   return { env: { DATABASE_URL: `sqlite:${path.join(dir, 'test.db')}` }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** An isolated database (nothing migrated yet), a knex on it and this run's migration folders: for a test of migrations. */
+export async function migrationsDatabase(name: string): Promise<{ db: Knex; migrations: readonly string[]; close(): Promise<void> }> {
+  const storage = await isolatedDatabase(name);
+  const config = loadConfig({ ...backend().env, ...storage.env });
+  const db = createDb(config.database);
+  return {
+    db,
+    migrations: config.migrationsDirs,
+    async close() {
+      await db.destroy();
+      await storage.drop();
+    },
+  };
 }
 
 export async function tearDownBackend(): Promise<void> {

@@ -1,28 +1,21 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../src/common/config.js';
-import { createDb } from '../../src/db/connect.js';
 import { dialectOf } from '../../src/db/dialect.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
-import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { migrationsDatabase } from '../helpers/backend.js';
 
 const UNBOUND = '20261128000000_search_terms_unbound';
 
 describe("search_terms' foreign key to workspaces, and its migration", () => {
-  let storage: Awaited<ReturnType<typeof isolatedDatabase>>;
+  let storage: Awaited<ReturnType<typeof migrationsDatabase>> | undefined;
   let db: Knex;
   let migrations: readonly string[];
 
   before(async () => {
-    storage = await isolatedDatabase('termskey');
-    const config = loadConfig({ ...backend().env, ...storage.env });
-    migrations = config.migrationsDirs;
-    db = createDb(config.database);
+    storage = await migrationsDatabase('termskey');
+    ({ db, migrations } = storage);
   });
-  after(async () => {
-    await db?.destroy();
-    await storage?.drop();
-  });
+  after(() => storage?.close());
 
   const term = (workspace_id: string, term: string) => ({ workspace_id, resource: 'deal', term, created_at: 5, object_id: 'deal_1' });
   const terms = async () => (await db('search_terms').orderBy('term').select('workspace_id', 'term')) as Array<{ workspace_id: string; term: string }>;
