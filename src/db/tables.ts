@@ -41,6 +41,15 @@ export function keysetSource(db: Knex, table: string, column: 'created_at' | 'up
 }
 
 /**
+ * A table read through one of its indexes on SQLite, whose planner knows nothing of the rows
+ * (the service runs no ANALYZE) and, given a page to fetch whole, walks the primary key instead
+ * of an index that finds far fewer rows. The other planners choose by their statistics.
+ */
+export function indexedBy(db: Knex, table: string, index: string): string | Knex.Raw {
+  return dialectOf(db) === 'sqlite' ? db.raw('?? INDEXED BY ??', [table, index]) : table;
+}
+
+/**
  * A resource table whose rows a search's few matches name (kernel/search-index.ts): they are
  * fetched by id and sorted, not found by walking the workspace's rows in the list's order,
  * which the planners would otherwise choose to skip the sort. SQLite is told by `+` (the

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { RequestLog, sweepRequestLog } from '../../src/admin/request-log.js';
+import type { Knex } from 'knex';
+import { listRequests, RequestLog, sweepRequestLog } from '../../src/admin/request-log.js';
+import { dialectOf } from '../../src/db/dialect.js';
+import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
+import { indexNames } from '../../src/db/tables.js';
+import { migrationsDatabase } from '../helpers/backend.js';
 import { internal, person, type Person } from '../helpers/admin.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { failEventInserts } from '../helpers/faults.js';
@@ -283,6 +288,57 @@ describe('the request log, written and swept in bulk (admin/request-log.ts)', ()
     expect(await count(keyId)).to.equal(7);
     expect(await count(other.keyId)).to.equal(0);
     expect(await app.deps.db('key_request_errors').where({ key_id: keyId })).to.have.length(0);
+  });
+
+  it("finds a key's few errors among many successes by the index of its other answers, its successes by the log's own key", async () => {
+    const { keyId, workspaceId } = await app.workspaceWithKey({ scopes: ['read:deals'] });
+    const log = new RequestLog(app.deps.db, app.deps.log);
+    const now = Date.UTC(2026, 10, 27, 12);
+    for (let i = 0; i < 3000; i += 1) {
+      const status = i % 300 === 7 ? 404 : i === 2990 ? 503 : 200;
+      log.record({ keyId, at: now + i, method: 'GET', route: '/v1/deals', path: '/v1/deals', status, errorCode: status === 200 ? null : 'not_found', durationUs: 900, requestId: `r${i}`, ip: '127.0.0.1' });
+    }
+    await log.stop();
+    const db = app.deps.db;
+    const statuses = async (status: string) => (await listRequests(db, workspaceId, keyId, { limit: 50, status })).data.map((r) => r.status);
+    expect(await statuses('4xx')).to.deep.equal(Array.from({ length: 10 }, () => 404));
+    expect(await statuses('404')).to.have.length(10);
+    expect(await statuses('5xx')).to.deep.equal([503]);
+    expect(await statuses('2xx')).to.deep.equal(Array.from({ length: 50 }, () => 200));
+    const dialect = dialectOf(db);
+    // The errors' listing as the service sends it, planned by the database: SQLite and PostgreSQL by their partial index.
+    const sent: Knex.Sql[] = [];
+    const keep = (query: Knex.Sql) => sent.push(query);
+    db.on('query', keep);
+    await statuses('5xx');
+    db.off('query', keep);
+    const listing = sent.find((query) => query.sql.includes('key_requests'))!;
+    if (dialect === 'sqlite') {
+      const plan = (await db.raw(`EXPLAIN QUERY PLAN ${listing.sql}`, listing.bindings as Knex.RawBinding[])) as Array<{ detail: string }>;
+      expect(plan.map((p) => p.detail).join('\n'), listing.sql).to.include('key_requests_key_errors');
+    }
+    const indexes = dialect === 'mysql' ? [] : dialect === 'sqlite' ? await db.raw("SELECT sql FROM sqlite_master WHERE name = 'key_requests_key_errors'") : (await db.raw("SELECT indexdef AS sql FROM pg_indexes WHERE indexname = 'key_requests_key_errors'")).rows;
+    if (dialect !== 'mysql') expect((indexes as Array<{ sql: string }>)[0]?.sql).to.match(/WHERE \(?status_class <> 2\)?/);
+  });
+});
+
+describe("the request log's index of a key's other answers, and its migration", () => {
+  const ERRORS = '20261128000100_key_requests_errors_index';
+  let storage: Awaited<ReturnType<typeof migrationsDatabase>> | undefined;
+  before(async () => {
+    storage = await migrationsDatabase('logindex');
+  });
+  after(() => storage?.close());
+
+  it('keeps the answers that are not successes only (SQLite, PostgreSQL), and gives the whole index back on rollback', async () => {
+    const { db, migrations } = storage!;
+    const mysql = dialectOf(db) === 'mysql';
+    await migrateLatest(db, migrations);
+    expect([...(await indexNames(db, 'key_requests'))].filter((name) => name.startsWith('key_requests_key_')).sort()).to.deep.equal([mysql ? 'key_requests_key_class_at' : 'key_requests_key_errors']);
+    await db.migrate.down({ name: ERRORS, migrationSource: new FolderMigrationSource(migrations) });
+    expect([...(await indexNames(db, 'key_requests'))].filter((name) => name.startsWith('key_requests_key_'))).to.deep.equal(['key_requests_key_class_at']);
+    await migrateLatest(db, migrations);
+    expect(await indexNames(db, 'key_requests')).to.include(mysql ? 'key_requests_key_class_at' : 'key_requests_key_errors');
   });
 });
 
