@@ -210,7 +210,7 @@ export async function listRequests(db: Knex, workspaceId: string, keyId: string,
     .where('key_id', keyId);
   if (statusClass !== undefined) q.where('status_class', statusClass);
   // The index's condition, written as it is: PostgreSQL then knows the index holds these rows.
-  if (others) q.whereRaw('status_class <> 2');
+  if (others) q.whereRaw(`status_class <> ${SUCCESS_CLASS}`);
   if (exact !== undefined) q.where('status', exact);
   if (since !== undefined) q.where('at', '>=', since);
   if (until !== undefined) q.where('at', '<', until);
