@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { listRequests, RequestLog, sweepRequestLog } from '../../src/admin/request-log.js';
 import { dialectOf } from '../../src/db/dialect.js';
-import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import { indexNames } from '../../src/db/tables.js';
 import { migrationsDatabase } from '../helpers/backend.js';
 import { internal, person, type Person } from '../helpers/admin.js';
@@ -324,20 +323,16 @@ describe('the request log, written and swept in bulk (admin/request-log.ts)', ()
 
 describe("the request log's index of a key's other answers, and its migration", () => {
   const ERRORS = '20261128000100_key_requests_errors_index';
-  let storage: Awaited<ReturnType<typeof migrationsDatabase>> | undefined;
-  before(async () => {
-    storage = await migrationsDatabase('logindex');
-  });
-  after(() => storage?.close());
+  const storage = migrationsDatabase('logindex');
 
   it('keeps the answers that are not successes only (SQLite, PostgreSQL), and gives the whole index back on rollback', async () => {
-    const { db, migrations } = storage!;
+    const { db } = storage;
     const mysql = dialectOf(db) === 'mysql';
-    await migrateLatest(db, migrations);
+    await storage.latest();
     expect([...(await indexNames(db, 'key_requests'))].filter((name) => name.startsWith('key_requests_key_')).sort()).to.deep.equal([mysql ? 'key_requests_key_class_at' : 'key_requests_key_errors']);
-    await db.migrate.down({ name: ERRORS, migrationSource: new FolderMigrationSource(migrations) });
+    await storage.down(ERRORS);
     expect([...(await indexNames(db, 'key_requests'))].filter((name) => name.startsWith('key_requests_key_'))).to.deep.equal(['key_requests_key_class_at']);
-    await migrateLatest(db, migrations);
+    await storage.latest();
     expect(await indexNames(db, 'key_requests')).to.include(mysql ? 'key_requests_key_class_at' : 'key_requests_key_errors');
   });
 });

@@ -1,26 +1,17 @@
 import { expect } from 'chai';
-import type { Knex } from 'knex';
-import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import { migrationsDatabase } from '../helpers/backend.js';
 
 const PENDING = '20261127000000_events_pending';
 
 describe('events_pending: the fan-out queue, and its migration from dispatched_at', () => {
-  let storage: Awaited<ReturnType<typeof migrationsDatabase>> | undefined;
-  let db: Knex;
-  let migrations: readonly string[];
-
-  before(async () => {
-    storage = await migrationsDatabase('pending');
-    ({ db, migrations } = storage);
-  });
-  after(() => storage?.close());
+  const storage = migrationsDatabase('pending');
 
   const event = (id: string, createdAt: number) => ({ id, workspace_id: 'ws_p', type: 'deal.created', object_id: `deal_${id}`, payload: '{}', created_at: createdAt });
 
   it('queues the events not fanned out with what routes them, and gives dispatched_at back on rollback', async () => {
-    await migrateLatest(db, migrations);
-    await db.migrate.down({ name: PENDING, migrationSource: new FolderMigrationSource(migrations) });
+    const { db } = storage;
+    await storage.latest();
+    await storage.down(PENDING);
     await db('workspaces').insert({ id: 'ws_p', name: 'p', plan: 'pro', created_at: 1, updated_at: 1 });
     // Before the migration: one event fanned out, one not yet, one claimed by the old negative mark.
     await db('events').insert([
@@ -29,7 +20,7 @@ describe('events_pending: the fan-out queue, and its migration from dispatched_a
       { ...event('evt_claimed', 40), dispatched_at: -7 },
     ]);
 
-    await migrateLatest(db, migrations);
+    await storage.latest();
     const queued = await db('events_pending').orderBy('event_id').select('event_id', 'workspace_id', 'type', 'object_id', 'created_at');
     expect(queued.map((row: Record<string, unknown>) => ({ ...row, created_at: Number(row.created_at) }))).to.deep.equal([
       { event_id: 'evt_claimed', workspace_id: 'ws_p', type: 'deal.created', object_id: 'deal_evt_claimed', created_at: 40 },
@@ -39,7 +30,7 @@ describe('events_pending: the fan-out queue, and its migration from dispatched_a
 
     // Back: what is still queued is not fanned out, the rest is.
     await db('events_pending').where('event_id', 'evt_claimed').delete();
-    await db.migrate.down({ name: PENDING, migrationSource: new FolderMigrationSource(migrations) });
+    await storage.down(PENDING);
     expect(await db.schema.hasTable('events_pending')).to.equal(false);
     const back = (await db('events').orderBy('id').select('id', 'dispatched_at')) as Array<{ id: string; dispatched_at: number | string | null }>;
     expect(back.map((e) => [e.id, e.dispatched_at === null ? null : Number(e.dispatched_at) > 0])).to.deep.equal([
@@ -47,7 +38,7 @@ describe('events_pending: the fan-out queue, and its migration from dispatched_a
       ['evt_done', true],
       ['evt_waiting', null],
     ]);
-    await migrateLatest(db, migrations);
+    await storage.latest();
     expect((await db('events_pending').select('event_id')).map((r: { event_id: string }) => r.event_id)).to.deep.equal(['evt_waiting']);
   });
 });

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { createClient } from 'redis';
 import { loadConfig } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
-import { migrateLatest } from '../../src/db/migrate.js';
+import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
 import { newKey } from '../../src/secrets/keyring.js';
 
 /**
@@ -86,17 +86,44 @@ export async function isolatedDatabase(name: string): Promise<{ env: Record<stri
   return { env: { DATABASE_URL: `sqlite:${path.join(dir, 'test.db')}` }, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** An isolated database (nothing migrated yet), a knex on it and this run's migration folders: for a test of migrations. */
-export async function migrationsDatabase(name: string): Promise<{ db: Knex; migrations: readonly string[]; close(): Promise<void> }> {
-  const storage = await isolatedDatabase(name);
-  const config = loadConfig({ ...backend().env, ...storage.env });
-  const db = createDb(config.database);
+/** What a test of migrations works on (migrationsDatabase). */
+export interface MigrationsDatabase {
+  /** A knex on the database, once the describe's `before` has run. */
+  readonly db: Knex;
+  /** Migrates it to this checkout's latest. */
+  latest(): Promise<void>;
+  /** Undoes one migration (by its name) and those after it. */
+  down(migration: string): Promise<void>;
+}
+
+/**
+ * For a describe that tests migrations (call it in the describe's body): an isolated database,
+ * nothing migrated yet, made before its tests and dropped after them, and this run's migrations.
+ */
+export function migrationsDatabase(name: string): MigrationsDatabase {
+  let open: { db: Knex; migrations: readonly string[]; drop(): Promise<void> } | undefined;
+  before(async () => {
+    const storage = await isolatedDatabase(name);
+    const config = loadConfig({ ...backend().env, ...storage.env });
+    open = { db: createDb(config.database), migrations: config.migrationsDirs, drop: storage.drop };
+  });
+  after(async () => {
+    await open?.db.destroy();
+    await open?.drop();
+  });
+  const opened = () => {
+    if (!open) throw new Error(`the ${name} database is made in the describe's before hook`);
+    return open;
+  };
   return {
-    db,
-    migrations: config.migrationsDirs,
-    async close() {
-      await db.destroy();
-      await storage.drop();
+    get db() {
+      return opened().db;
+    },
+    latest: async () => {
+      await migrateLatest(opened().db, opened().migrations);
+    },
+    down: async (migration) => {
+      await opened().db.migrate.down({ name: migration, migrationSource: new FolderMigrationSource(opened().migrations) });
     },
   };
 }
