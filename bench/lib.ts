@@ -112,6 +112,8 @@ export interface Run {
   total: number;
   /** The server's own CPU time per request, in microseconds, when its pid was given (Linux). */
   cpu?: number;
+  /** With a pid: every part of the machine's CPU time per request, in microseconds (see machineCpuMs). */
+  cpuBy?: Record<CpuPart, number>;
 }
 
 /** `seconds` of load on one URL, each request with the next key's token; any non-2xx fails the run. */
@@ -119,6 +121,7 @@ export async function load(url: string, tokens: string[], seconds: number, optio
   let i = 0;
   const { connections = 50, method = 'GET', body, amount, overallRate, vary, pid } = options;
   const before = pid === undefined ? undefined : cpuMsOf(pid);
+  const machineBefore = pid === undefined ? undefined : machineCpuMs(pid);
   const result = await autocannon({
     url,
     connections,
@@ -135,8 +138,51 @@ export async function load(url: string, tokens: string[], seconds: number, optio
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   const after = pid === undefined ? undefined : cpuMsOf(pid);
-  const cpu = before === undefined || after === undefined || result.requests.total === 0 ? {} : { cpu: ((after - before) * 1000) / result.requests.total };
-  return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total: result.requests.total, ...cpu };
+  const machineAfter = pid === undefined ? undefined : machineCpuMs(pid);
+  const total = result.requests.total;
+  const cpu = before === undefined || after === undefined || total === 0 ? {} : { cpu: ((after - before) * 1000) / total };
+  const cpuBy =
+    machineBefore === undefined || machineAfter === undefined || total === 0
+      ? {}
+      : { cpuBy: Object.fromEntries(CPU_PARTS.map((part) => [part, ((machineAfter[part] - machineBefore[part]) * 1000) / total])) as Record<CpuPart, number> };
+  return { rps: result.requests.average, mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, total, ...cpu, ...cpuBy };
+}
+
+/** What uses the machine's CPU during a run: the server under load, the database server, Redis, and this process. */
+export const CPU_PARTS = ['server', 'database', 'Redis', 'load generator'] as const;
+export type CpuPart = (typeof CPU_PARTS)[number];
+/** The database server's and Redis's processes, by their command name. */
+const SERVICE_PROCESSES: ReadonlyArray<readonly [CpuPart, RegExp]> = [
+  ['database', /^(mariadbd|mysqld|postgres)$/],
+  ['Redis', /^redis-server$/],
+];
+
+/**
+ * CPU time used so far, in milliseconds, by each part of the machine (CPU_PARTS): `serverPid`,
+ * every process of the database server and of Redis (a PostgreSQL backend that exits during a
+ * run takes its time with it), and this process, which runs the load (Linux; undefined
+ * elsewhere). On a machine whose cores are all busy, a side's requests a second follow the sum.
+ */
+export function machineCpuMs(serverPid: number): Record<CpuPart, number> | undefined {
+  const parts: Record<CpuPart, number> = { server: 0, database: 0, Redis: 0, 'load generator': 0 };
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const part = Number(pid) === serverPid ? 'server' : Number(pid) === process.pid ? 'load generator' : SERVICE_PROCESSES.find(([, name]) => name.test(command))?.[0];
+    if (part) parts[part] += cpuMsOf(Number(pid)) ?? 0;
+  }
+  return parts;
 }
 
 /**

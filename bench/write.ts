@@ -13,7 +13,7 @@
  * logging each request in the database costs a write (no target; bench:peer holds the read's).
  * Usage: npm run bench:write   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=... | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
-import { BACKEND, compare, DURATION, fmt, freshDatabase, load, ROUNDS, start, storageFor } from './lib.js';
+import { BACKEND, compare, CPU_PARTS, DURATION, fmt, freshDatabase, load, medianOf, ROUNDS, start, storageFor, type Run } from './lib.js';
 
 const BODY = JSON.stringify({ title: 'Benchmark deal', amount: 125000, currency: 'EUR', stage: 'qualified' });
 
@@ -34,6 +34,21 @@ interface Side {
   label: string;
   url: string;
   keys: string[];
+  /** The server's process, whose CPU time (and the machine's) each run accounts for. */
+  pid: number | undefined;
+}
+
+/**
+ * A side's median CPU time per request, in microseconds, of each part of the machine and of all
+ * together; a part under a microsecond (no database server or Redis on SQLite) goes unsaid.
+ */
+function cpuLine(runs: readonly Run[]): { text: string; total: number } | undefined {
+  const parts = runs.map((run) => run.cpuBy);
+  if (parts.some((part) => part === undefined)) return undefined;
+  const median = (part: (typeof CPU_PARTS)[number]) => medianOf(parts.map((by) => by![part]));
+  const total = medianOf(parts.map((by) => CPU_PARTS.reduce((sum, part) => sum + by![part], 0)));
+  const said = CPU_PARTS.filter((part) => median(part) >= 1);
+  return { text: `${said.map((part) => `${part} ${fmt(median(part))}`).join(', ')}; all ${fmt(total)}`, total };
 }
 
 /**
@@ -42,26 +57,36 @@ interface Side {
  */
 async function versus(title: string, ratio: string, baseline: Side, subject: Side, verdict: (median: number) => string): Promise<void> {
   for (const side of [baseline, subject]) await load(side.url, side.keys, 2, post);
-  const result = await compare(
-    () => load(baseline.url, baseline.keys, DURATION, post),
-    () => load(subject.url, subject.keys, DURATION, post),
-  );
+  const runs: Record<'baseline' | 'subject', Run[]> = { baseline: [], subject: [] };
+  const run = (side: Side, into: Run[]) => async () => {
+    const done = await load(side.url, side.keys, DURATION, { ...post, pid: side.pid });
+    into.push(done);
+    return done;
+  };
+  const result = await compare(run(baseline, runs.baseline), run(subject, runs.subject));
   console.log('\n%s, median of %d rounds of %ds', title, ROUNDS, DURATION);
-  for (const [side, run] of [[baseline, result.baseline], [subject, result.subject]] as const) {
-    console.log('  %s %s req/s  (mean %s ms, p99 %s ms)', side.label.padEnd(51), fmt(run.rps), fmt(run.mean), fmt(run.p99));
+  for (const [side, median] of [[baseline, result.baseline], [subject, result.subject]] as const) {
+    console.log('  %s %s req/s  (mean %s ms, p99 %s ms)', side.label.padEnd(51), fmt(median.rps), fmt(median.mean), fmt(median.p99));
   }
   console.log('  ratio %s: %s   (%s)', ratio, result.ratio, verdict(result.median));
+  // Where each side's requests spend the machine (two cores, all busy): its req/s follow the sum.
+  const cpu = { baseline: cpuLine(runs.baseline), subject: cpuLine(runs.subject) };
+  if (cpu.baseline && cpu.subject) {
+    console.log('  CPU microseconds a request, %s: %s', baseline.label, cpu.baseline.text);
+    console.log('  CPU microseconds a request, %s: %s', subject.label, cpu.subject.text);
+    console.log('  the machine\'s CPU a request, baseline / subject: %s (what the ratio of req/s follows)', (cpu.baseline.total / cpu.subject.total).toFixed(2));
+  }
 }
 
 const target = (min: number) => (median: number) => `target >= ${min.toFixed(2)}: ${median >= min ? 'met' : 'MISSED'}`;
-const whole = { label: 'whole chain', url: `${chain.url}/v1/deals`, keys: tokens };
+const whole = { label: 'whole chain', url: `${chain.url}/v1/deals`, keys: tokens, pid: chain.child.pid };
 
 try {
-  await versus(`POST /v1/deals on ${BACKEND}, 50 connections`, 'chain / bare', { label: 'bare Koa route, deal + event + queue + terms, one tx', url: `${bare.url}/deals`, keys: tokens }, whole, target(0.8));
+  await versus(`POST /v1/deals on ${BACKEND}, 50 connections`, 'chain / bare', { label: 'bare Koa route, deal + event + queue + terms, one tx', url: `${bare.url}/deals`, keys: tokens, pid: bare.child.pid }, whole, target(0.8));
   await versus(
     'The same against a bare route running the four inserts through the driver (db/tx.ts)',
     'chain / bare driver',
-    { label: "bare route, the driver's transaction", url: `${bare.url}/deals?driver`, keys: tokens },
+    { label: "bare route, the driver's transaction", url: `${bare.url}/deals?driver`, keys: tokens, pid: bare.child.pid },
     whole,
     (median) => `what authentication, limits, validation and logging cost; ${target(0.8)(median)}`,
   );
@@ -69,13 +94,13 @@ try {
     'The same POST with the inline worker (no subscription) vs WORKER=off',
     'inline / off',
     { ...whole, label: 'WORKER=off' },
-    { label: 'WORKER=inline', url: `${inline.url}/v1/deals`, keys: second.tokens },
+    { label: 'WORKER=inline', url: `${inline.url}/v1/deals`, keys: second.tokens, pid: inline.child.pid },
     target(0.9),
   );
   await versus(
     'The same POST with the request log on and off (REQUEST_LOG=false)',
     'on / off',
-    { label: 'request log off', url: `${unlogged.url}/v1/deals`, keys: tokens },
+    { label: 'request log off', url: `${unlogged.url}/v1/deals`, keys: tokens, pid: unlogged.child.pid },
     { ...whole, label: 'request log on (the default)' },
     () => 'what logging each request costs a write',
   );

@@ -51,25 +51,47 @@ export function redisChannel(redisUrl: string, prefix: string, publisher: { isRe
   };
 }
 
+/**
+ * After a signal to other processes, the next waits this long at most: while commits keep coming
+ * (a busy server, hundreds a second), one message every SIGNAL_SPACING_MS wakes the other
+ * processes' workers, instead of one a commit, each a round trip to Redis or PostgreSQL. A
+ * commit after a quiet spell still signals at once (its turn of the event loop over).
+ */
+export const SIGNAL_SPACING_MS = 10;
+
 export function createNotifier(channel: Channel | undefined): Notifier {
   const local = new EventEmitter();
   local.setMaxListeners(0);
 
-  // Commits that end in the same turn of the event loop share one message: a worker needs to
-  // wake, not to count (under load, one message for many writes instead of one each).
-  let publishing = false;
+  // Commits that end in the same turn of the event loop share one message (a worker needs to
+  // wake, not to count), and messages are spaced by SIGNAL_SPACING_MS: `owed` says a commit
+  // came during the spacing, whose message goes at its end.
+  let spacing: NodeJS.Timeout | 'soon' | undefined;
+  let owed = false;
+  let closed = false;
   const publish = () => {
-    publishing = false;
+    if (closed) return;
     channel?.publish();
+    spacing = setTimeout(() => {
+      spacing = undefined;
+      if (owed) {
+        owed = false;
+        publish();
+      }
+    }, SIGNAL_SPACING_MS);
+    spacing.unref();
   };
 
   return {
     notify() {
       local.emit('signal');
-      if (channel && !publishing) {
-        publishing = true;
-        setImmediate(publish);
+      if (!channel) return;
+      if (spacing) {
+        owed = owed || spacing !== 'soon';
+        return;
       }
+      spacing = 'soon';
+      setImmediate(publish);
     },
     subscribe(listener) {
       channel?.listen(() => local.emit('signal'));
@@ -78,6 +100,8 @@ export function createNotifier(channel: Channel | undefined): Notifier {
     },
     crossProcess: () => channel?.listening() ?? false,
     async close() {
+      closed = true;
+      if (spacing && spacing !== 'soon') clearTimeout(spacing);
       local.removeAllListeners();
       await channel?.close();
     },

@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import { createNotifier, SIGNAL_SPACING_MS, type Channel } from '../../src/events/notify.js';
+
+/** A channel that counts what it is asked to send, and when. */
+function countingChannel() {
+  const sent: number[] = [];
+  const channel: Channel = {
+    listen: () => undefined,
+    publish: () => void sent.push(performance.now()),
+    listening: () => true,
+    close: async () => undefined,
+  };
+  return { channel, sent };
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+describe('the outbox signal between processes (events/notify.ts)', () => {
+  it('sends one message for the commits of one turn of the event loop, by the next turn, and signals this process for each', async () => {
+    const { channel, sent } = countingChannel();
+    const notifier = createNotifier(channel);
+    let heard = 0;
+    notifier.subscribe(() => (heard += 1));
+    notifier.notify();
+    notifier.notify();
+    notifier.notify();
+    expect(heard).to.equal(3);
+    await nextTurn();
+    expect(sent).to.have.length(1);
+    await notifier.close();
+  });
+
+  it('while commits keep coming, sends one message a spacing at most, and one after the last commit', async () => {
+    const { channel, sent } = countingChannel();
+    const notifier = createNotifier(channel);
+    const started = performance.now();
+    let turns = 0;
+    let last = 0;
+    while (performance.now() - started < 8 * SIGNAL_SPACING_MS) {
+      notifier.notify();
+      last = performance.now();
+      turns += 1;
+      await nextTurn();
+    }
+    await sleep(3 * SIGNAL_SPACING_MS);
+    expect(turns, 'commits in many turns').to.be.greaterThan(20);
+    // Each message after the first waits out a spacing since the one before: fewer on a slow machine, never more.
+    const elapsed = (sent.at(-1) ?? started) - started;
+    expect(sent.length).to.be.at.least(2);
+    expect(sent.length).to.be.at.most(Math.floor(elapsed / SIGNAL_SPACING_MS) + 1);
+    for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).to.be.at.least(SIGNAL_SPACING_MS - 1);
+    expect(sent.at(-1), 'the last commit is not left unsignalled').to.be.at.least(last);
+    await notifier.close();
+  });
+
+  it('signals at once again after a quiet spell, and sends nothing once closed', async () => {
+    const { channel, sent } = countingChannel();
+    const notifier = createNotifier(channel);
+    notifier.notify();
+    await nextTurn();
+    await sleep(2 * SIGNAL_SPACING_MS);
+    notifier.notify();
+    await nextTurn();
+    expect(sent).to.have.length(2);
+    notifier.notify();
+    await notifier.close();
+    await sleep(2 * SIGNAL_SPACING_MS);
+    expect(sent).to.have.length(2);
+  });
+});
