@@ -44,12 +44,13 @@ describe('the outbox signal between processes (events/notify.ts)', () => {
       await nextTurn();
     }
     await sleep(3 * SIGNAL_SPACING_MS);
-    expect(turns, 'commits in many turns').to.be.greaterThan(20);
-    // Each message after the first waits out a spacing since the one before: fewer on a slow machine, never more.
-    const elapsed = (sent.at(-1) ?? started) - started;
+    expect(turns, 'commits in many turns').to.be.greaterThan(40);
+    // Each message after the first waits out a spacing since the one before, where one went every
+    // turn (a fraction of a millisecond apart). Half a spacing at least, by this clock: a timer
+    // counts from the event loop's time, which a busy machine can leave a few milliseconds behind.
     expect(sent.length).to.be.at.least(2);
-    expect(sent.length).to.be.at.most(Math.floor(elapsed / SIGNAL_SPACING_MS) + 1);
-    for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).to.be.at.least(SIGNAL_SPACING_MS - 1);
+    expect(sent.length, 'far fewer messages than turns with a commit').to.be.below(turns / 4);
+    for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).to.be.at.least(SIGNAL_SPACING_MS / 2);
     expect(sent.at(-1), 'the last commit is not left unsignalled').to.be.at.least(last);
     await notifier.close();
   });
