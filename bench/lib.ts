@@ -180,7 +180,7 @@ export function machineCpuMs(serverPid: number): Record<CpuPart, number> | undef
     }
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const part = Number(pid) === serverPid ? 'server' : Number(pid) === process.pid ? 'load generator' : SERVICE_PROCESSES.find(([, name]) => name.test(command))?.[0];
-    if (part) parts[part] += cpuMsOf(Number(pid)) ?? 0;
+    if (part) parts[part] += cpuMsIn(stat);
   }
   return parts;
 }
@@ -191,13 +191,18 @@ export function machineCpuMs(serverPid: number): Record<CpuPart, number> | undef
  */
 export function cpuMsOf(pid: number | undefined): number | undefined {
   try {
-    // The fields after the command's name, which is in parentheses and may hold spaces.
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime, fields 14 and 15 of the line (11 and 12 after the name), in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return cpuMsIn(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** The CPU time, in milliseconds, in a process's /proc/<pid>/stat line. */
+function cpuMsIn(stat: string): number {
+  // The fields after the command's name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  // utime and stime, fields 14 and 15 of the line (11 and 12 after the name), in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The middle of some figures (the upper one of an even count; NaN of none). */
