@@ -37,19 +37,19 @@ describe('the outbox signal between processes (events/notify.ts)', () => {
     const started = performance.now();
     let turns = 0;
     let last = 0;
-    while (performance.now() - started < 8 * SIGNAL_SPACING_MS) {
+    // Commits in 200 turns of the event loop at least, over 8 spacings at least.
+    while (turns < 200 || performance.now() - started < 8 * SIGNAL_SPACING_MS) {
       notifier.notify();
       last = performance.now();
       turns += 1;
       await nextTurn();
     }
-    await sleep(3 * SIGNAL_SPACING_MS);
-    expect(turns, 'commits in many turns').to.be.greaterThan(40);
+    // The message owed for the last commits, however late a busy machine fires its timer.
+    for (let waited = 0; (sent.at(-1) ?? 0) < last && waited < 10_000; waited += SIGNAL_SPACING_MS) await sleep(SIGNAL_SPACING_MS);
     // Each message after the first waits out a spacing since the one before, where one went every
     // turn (a fraction of a millisecond apart). Half a spacing at least, by this clock: a timer
     // counts from the event loop's time, which a busy machine can leave a few milliseconds behind.
     expect(sent.length).to.be.at.least(2);
-    expect(sent.length, 'far fewer messages than turns with a commit').to.be.below(turns / 4);
     for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).to.be.at.least(SIGNAL_SPACING_MS / 2);
     expect(sent.at(-1), 'the last commit is not left unsignalled').to.be.at.least(last);
     await notifier.close();
