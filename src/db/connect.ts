@@ -64,6 +64,11 @@ export function knexSettings(database: DatabaseConfig): Knex.Config {
           // Checkpoints are a thread's (db/checkpoint.ts); the writer's own is only a backstop.
           conn.pragma(`wal_autocheckpoint = ${CHECKPOINT_BACKSTOP_PAGES}`);
           conn.pragma(`journal_size_limit = ${LOG_SIZE_LIMIT_BYTES}`);
+          // Temporary files in memory, above all the statement journal of a multi-row INSERT in a
+          // transaction (the original of each page it changes, kept to undo that statement alone),
+          // which SQLite writes to a file past 64 KiB: a batch of 100 deals made 375 of its 965
+          // pwrite calls there. In memory: 543 calls, its INSERTs 4.3-4.6 -> 3.2-3.6 ms.
+          conn.pragma('temp_store = MEMORY');
           keepStatements(conn);
           done(null, conn);
         },
