@@ -30,8 +30,8 @@ describe('a SQLite connection', function () {
       });
       // 2 is MEMORY (0, the default, leaves it to the build: a file past 64 KiB).
       expect(settings).to.deep.equal([{ temp_store: 2 }]);
-      const [{ n }] = (await db('items').count({ n: '*' })) as Array<{ n: number }>;
-      expect(n).to.equal(100);
+      const [row] = (await db('items').count({ n: '*' })) as Array<{ n: number }>;
+      expect(row?.n).to.equal(100);
     } finally {
       await db.destroy();
     }
