@@ -181,7 +181,10 @@ async function sent(api: (path: string, init?: RequestInit) => Promise<Response>
   statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
   expect(res.status, `${req.method} ${req.path} -> ${text.slice(0, 300)}`).to.be.below(500);
   if (res.status >= 400) expect(res.headers.get('content-type')).to.equal('application/problem+json');
-  const leak = LEAKS.exec(text);
+  // What the request itself held is named back, not leaked (a 422 names the invalid value sent: an event `er_AAA`).
+  const found = LEAKS.exec(text);
+  const asked = `${req.path} ${typeof req.body === 'string' ? req.body : Buffer.from(req.body ?? '').toString('latin1')}`;
+  const leak = found && !asked.includes(found[0]) ? found : null;
   expect(leak, `${req.method} ${req.path}: ${leak ? text.slice(Math.max(0, leak.index - 200), leak.index + 200) : ''}`).to.equal(null);
   return res;
 }
