@@ -10,6 +10,7 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { newAddress } from '../helpers/admin.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
+import { backend } from '../helpers/backend.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 
 // TRUST_PROXY: each browser profile sends an X-Forwarded-For of its own, so throttled sign-ins stay in their test.
@@ -23,10 +24,13 @@ describe('the Developer page, in Chromium', function () {
   let receiver: Receiver;
   const contexts: BrowserContext[] = [];
   let current: Page | undefined;
+  let shots = SCREENSHOTS;
 
   before(async function () {
     const executable = chromiumOrSkip(this);
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    // A folder per backend (embedded, mysql, postgres): CI runs the three suites side by side.
+    shots = path.join(SCREENSHOTS, backend().kind);
+    fs.mkdirSync(shots, { recursive: true });
     browser = await launchChromium(executable);
     receiver = await startReceiver();
     app = await startApp({ env: FAST });
@@ -59,7 +63,7 @@ describe('the Developer page, in Chromium', function () {
 
   afterEach(async function () {
     // A failed test leaves a picture of where it stopped, beside the screens.
-    if (this.currentTest?.state === 'failed' && current) await current.screenshot({ path: path.join(SCREENSHOTS, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+    if (this.currentTest?.state === 'failed' && current) await current.screenshot({ path: path.join(shots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
   });
 
   async function signIn(page: Page, email: string, password: string, hash = '') {
@@ -72,7 +76,7 @@ describe('the Developer page, in Chromium', function () {
   /** Every screenshot is of a screen whose controls all have an accessible name. */
   async function shot(page: Page, name: string) {
     expect(await unlabelled(page), `controls without a name on ${name}`).to.deep.equal([]);
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   }
 
   /** Inputs, selects, buttons and links that a screen reader could not name (by label, aria-label or text). */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
@@ -19,7 +20,8 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
   let connection: amqp.ChannelModel;
   let channel: amqp.Channel;
   let token: string;
-  const exchange = `wsapi.${Date.now().toString(36)}`;
+  // Named per run (time and random): the backends' suites may run side by side against one RabbitMQ.
+  const exchange = `wsapi.${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const received: amqp.ConsumeMessage[] = [];
 
   before(async function () {

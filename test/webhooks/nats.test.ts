@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { connect, type NatsConnection } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
@@ -17,7 +18,8 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
   let worker: Worker;
   let nc: NatsConnection;
   let token: string;
-  const run = `t${Date.now().toString(36)}`;
+  // Named per run (time and random): the backends' suites may run side by side against one NATS.
+  const run = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const stream = `WSAPI_${run}`;
 
   before(async function () {
