@@ -73,19 +73,24 @@ describe('the Developer page over HTTP (/admin/) and the event catalog it shows'
 });
 
 describe('building the Developer page', () => {
-  /** Every file under the checkout's build outputs, with its modification time. */
+  /**
+   * Every file the page's build writes (build/admin/, the internal document it types the client
+   * from, web/generated/), with its modification time. Not the rest of build/: the other
+   * backends' suites, run beside this one in CI, write their logs, screenshots and the admin
+   * command's bundle there meanwhile.
+   */
   const snapshot = () => {
     const out: Record<string, number> = {};
-    for (const dir of ['build', 'web/generated']) {
-      const walk = (d: string) => {
-        for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-          const p = path.join(d, e.name);
-          if (e.isDirectory()) walk(p);
-          else out[p] = fs.statSync(p).mtimeMs;
-        }
-      };
-      walk(path.join(ROOT_DIR, dir));
-    }
+    const walk = (d: string) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else out[p] = fs.statSync(p).mtimeMs;
+      }
+    };
+    for (const dir of ['build/admin', 'web/generated']) walk(path.join(ROOT_DIR, dir));
+    const document = path.join(ROOT_DIR, 'build', 'internal-openapi.json');
+    out[document] = fs.statSync(document).mtimeMs;
     return out;
   };
 

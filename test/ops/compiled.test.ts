@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from '../helpers/app.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
+import { holdCheckout } from '../helpers/checkout-lock.js';
 import { endOf, freePort, outcomeOf, run, startServer, startWorkerProcess, type RunResult } from '../helpers/processes.js';
 
 /** `npm run build`, as an operator runs it before deploying. */
@@ -65,14 +66,22 @@ describe('the compiled build (npm run build, then node dist/...)', function () {
   this.timeout(180_000);
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let env: Record<string, string>;
+  let letGo: (() => void) | undefined;
 
-  before(async () => {
+  before(async function () {
+    // dist/ is the checkout's own: another backend's suite, run beside this one in CI, must not
+    // build it again while this one runs from it (the wait counts against this hook alone).
+    this.timeout(600_000);
+    letGo = await holdCheckout('dist', 400_000);
     const built = await npmRunBuild();
     expect(built.code, built.stderr).to.equal(0);
     database = await isolatedDatabase('compiled');
     env = { ...database.env, DEMO: 'false' };
   });
-  after(async () => database?.drop());
+  after(async () => {
+    letGo?.();
+    await database?.drop();
+  });
 
   it('migrates, creates a key and serves with compiled JavaScript alone; SIGTERM drains a request in flight and exits 0', async () => {
     const migrated = await run('dist/src/cli/migrate.js', [], env);
