@@ -376,7 +376,9 @@ describe('the Developer page, in Chromium', function () {
     await deliveries.getByRole('link', { name: /Delivery dlv_\w+ details/ }).first().click();
     await page.getByRole('heading', { name: /Delivery dlv_/ }).waitFor();
     const attempts = page.getByRole('region', { name: 'Attempts' });
-    await attempts.getByRole('row').filter({ hasText: 'receiver is down' }).nth(2).waitFor();
+    // Three attempts 0.2 s apart, each shown as the page refreshes: on a machine running the three
+    // backends' suites side by side (CI), this has taken more than the 15 s default.
+    await attempts.getByRole('row').filter({ hasText: 'receiver is down' }).nth(2).waitFor({ timeout: 45_000 });
     expect(await attempts.getByRole('row').filter({ hasText: 'answered 500' }).count()).to.equal(3);
     await shot(page, '08-delivery-failed');
 
