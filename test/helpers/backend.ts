@@ -32,8 +32,14 @@ export function backend(): Backend {
 
 export const usesRedis = () => backend().env.REDIS_URL !== undefined;
 
+/**
+ * A name no other run uses (its time and a random part): for what a run makes on a server that
+ * others share, such as the backends' suites that CI runs side by side.
+ */
+export const runName = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+
 export async function setUpBackend(): Promise<void> {
-  const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const run = runName();
   const base = { LOG_LEVEL: 'silent' };
   if (process.env.DATABASE_URL && !process.env.DATABASE_URL.startsWith('sqlite:')) {
     if (!process.env.REDIS_URL) throw new Error('set REDIS_URL with DATABASE_URL: a database server run tests it with Redis');

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { runName } from '../helpers/backend.js';
 import { brokerOrSkip } from '../helpers/brokers.js';
 import { problem } from '../helpers/problem.js';
 import { verified } from '../helpers/receiver.js';
@@ -20,8 +20,8 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
   let connection: amqp.ChannelModel;
   let channel: amqp.Channel;
   let token: string;
-  // Named per run (time and random): the backends' suites may run side by side against one RabbitMQ.
-  const exchange = `wsapi.${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  // The backends' suites may run side by side against one RabbitMQ.
+  const exchange = `wsapi.${runName()}`;
   const received: amqp.ConsumeMessage[] = [];
 
   before(async function () {

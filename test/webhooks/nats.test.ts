@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { connect, type NatsConnection } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
+import { runName } from '../helpers/backend.js';
 import { brokerOrSkip } from '../helpers/brokers.js';
 import { problem } from '../helpers/problem.js';
 import { verified } from '../helpers/receiver.js';
@@ -18,8 +18,8 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
   let worker: Worker;
   let nc: NatsConnection;
   let token: string;
-  // Named per run (time and random): the backends' suites may run side by side against one NATS.
-  const run = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  // The backends' suites may run side by side against one NATS.
+  const run = `t${runName()}`;
   const stream = `WSAPI_${run}`;
 
   before(async function () {
