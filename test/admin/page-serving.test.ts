@@ -76,7 +76,7 @@ describe('building the Developer page', () => {
   /**
    * Every file the page's build writes (build/admin/, the internal document it types the client
    * from, web/generated/), with its modification time. Not the rest of build/: the other
-   * backends' suites, run beside this one in CI, write their logs, screenshots and the admin
+   * backends' suites, when run beside this one, write their logs, screenshots and the admin
    * command's bundle there meanwhile.
    */
   const snapshot = () => {

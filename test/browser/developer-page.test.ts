@@ -28,7 +28,7 @@ describe('the Developer page, in Chromium', function () {
 
   before(async function () {
     const executable = chromiumOrSkip(this);
-    // A folder per backend (embedded, mysql, postgres): CI runs the three suites side by side.
+    // A folder per backend (embedded, mysql, postgres): two suites may run side by side.
     shots = path.join(SCREENSHOTS, backend().kind);
     fs.mkdirSync(shots, { recursive: true });
     browser = await launchChromium(executable);
@@ -377,7 +377,7 @@ describe('the Developer page, in Chromium', function () {
     await page.getByRole('heading', { name: /Delivery dlv_/ }).waitFor();
     const attempts = page.getByRole('region', { name: 'Attempts' });
     // Three attempts 0.2 s apart, each shown as the page refreshes: on a machine running the three
-    // backends' suites side by side (CI), this has taken more than the 15 s default.
+    // backends' suites side by side, this has taken more than the 15 s default.
     await attempts.getByRole('row').filter({ hasText: 'receiver is down' }).nth(2).waitFor({ timeout: 45_000 });
     expect(await attempts.getByRole('row').filter({ hasText: 'answered 500' }).count()).to.equal(3);
     await shot(page, '08-delivery-failed');

@@ -25,12 +25,12 @@ function holderGone(dir: string): boolean {
 }
 
 /**
- * Holds `name`, something of the checkout's own that the backends' suites share when CI runs
- * them side by side (dist/, which `npm run build` deletes and writes again): a folder under
+ * Holds `name`, something of the checkout's own that the backends' suites share when they run
+ * side by side (dist/, which `npm run build` deletes and writes again): a folder under
  * build/ made at once or not at all, naming its holder's pid; one whose holder is gone is taken
  * over. Resolves with the function that lets it go; waits at most `timeoutMs`.
  */
-export async function holdCheckout(name: string, timeoutMs = 170_000): Promise<() => void> {
+export async function holdCheckout(name: string, timeoutMs = 400_000): Promise<() => void> {
   const dir = path.join(ROOT_DIR, 'build', `.held-${name}`);
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   const deadline = Date.now() + timeoutMs;

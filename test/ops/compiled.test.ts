@@ -69,10 +69,10 @@ describe('the compiled build (npm run build, then node dist/...)', function () {
   let letGo: (() => void) | undefined;
 
   before(async function () {
-    // dist/ is the checkout's own: another backend's suite, run beside this one in CI, must not
+    // dist/ is the checkout's own: another backend's suite, run beside this one, must not
     // build it again while this one runs from it (the wait counts against this hook alone).
     this.timeout(600_000);
-    letGo = await holdCheckout('dist', 400_000);
+    letGo = await holdCheckout('dist');
     const built = await npmRunBuild();
     expect(built.code, built.stderr).to.equal(0);
     database = await isolatedDatabase('compiled');
