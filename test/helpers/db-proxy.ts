@@ -15,6 +15,7 @@ export interface CommitCutter {
    * no COMMIT (db/fused.ts): a value it carries (a title) tells it on the wire instead.
    */
   at?: string;
+  /** Refuse new connections; a cut made while set also closes every connection open then. */
   refuse: boolean;
   /** How many connections were cut at COMMIT. */
   cuts: number;
@@ -62,8 +63,11 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
         cutter.armed = false;
         cutting = true;
         cutter.cuts++;
-        // Long enough for the server to commit; its answer is never passed on.
+        // Long enough for the server to commit; its answer is never passed on. With `refuse`
+        // the database goes away for the client: every connection drops with this one (an idle
+        // one left in the pool would otherwise answer whatever is asked next).
         setTimeout(() => {
+          if (cutter.refuse) cutter.dropAll();
           client.destroy();
           upstream.destroy();
         }, 100);
