@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startWorker, type Worker } from '../../src/webhooks/worker.js';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { GATHER_MS, startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 describe('an inline worker with nothing to do', () => {
@@ -52,5 +52,20 @@ describe('an inline worker with nothing to do', () => {
     expect((attempt?.at ?? Infinity) - written).to.be.below(4000);
     expect((retry?.at ?? Infinity) - (attempt?.at ?? 0)).to.be.within(300, 4500);
     expect(retry?.id).to.equal(attempt?.id);
+  });
+
+  it('takes a stream of writes in rounds of many events: a round that found work at most every GATHER_MS, not one a write', async () => {
+    const rounds = async () => (await app.deps.metrics.workerRounds.get()).values.filter((v) => v.labels.found !== 'nothing').reduce((n, v) => n + v.value, 0);
+    const pending = async () => Number(((await app.deps.db('events_pending').count({ n: '*' }).first()) as { n: number | string }).n);
+    await waitFor(async () => (await pending()) === 0, 10_000, 'the events so far fanned out');
+    const before = await rounds();
+    const started = performance.now();
+    for (let i = 0; i < 100; i++) expect((await app.request('/v1/deals', { token, method: 'POST', json: { title: `Stream ${i}` } })).status).to.equal(201);
+    const elapsed = performance.now() - started;
+    await waitFor(async () => (await pending()) === 0, 10_000, 'the stream fanned out');
+    // One round a write would be 100 (what the worker did before it gathered); a slower machine
+    // writes more slowly and so allows more rounds, never fewer than it needs.
+    const during = (await rounds()) - before;
+    expect(during).to.be.at.most(Math.ceil(elapsed / GATHER_MS) + 3);
   });
 });
