@@ -83,6 +83,8 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
     expect(histogramCount('wsapi_webhook_delivery_duration_seconds')).to.equal(1);
     expect(families.get('wsapi_webhook_deliveries_due')?.type).to.equal('GAUGE');
     expect(value(families, 'wsapi_events_awaiting_fanout')).to.be.a('number');
+    // The inline worker's round that fanned out the event and sent its delivery found work.
+    expect(value(families, 'wsapi_webhook_worker_rounds_total', { found: 'some' })).to.be.at.least(1);
     expect(value(families, 'wsapi_webhook_oldest_due_age_seconds')).to.be.at.least(0);
     expect(value(families, 'wsapi_rate_limiter_fallback')).to.equal(0);
     expect(value(families, 'wsapi_process_cpu_user_seconds_total')).to.be.greaterThan(0);
@@ -104,6 +106,7 @@ describe('metrics on METRICS_PORT (Prometheus text format), from the server and 
       }, 10_000, 'the worker to serve metrics');
       expect(value(families, 'wsapi_webhook_deliveries_due')).to.be.a('number');
       expect(families.has('wsapi_webhook_deliveries_total')).to.equal(true);
+      expect(families.get('wsapi_webhook_worker_rounds_total')?.type).to.equal('COUNTER');
     } finally {
       expect(await worker.stop()).to.equal(0);
     }
