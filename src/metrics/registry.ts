@@ -31,7 +31,7 @@ export function createMetrics(deps: { db: Knex; redis: Redis | undefined; redisC
     },
   });
   const deliveries = new Counter({ name: 'wsapi_webhook_deliveries_total', help: 'Delivery attempts recorded by this process, by outcome: succeeded, retrying (failed, another attempt scheduled), failed (no attempt left).', labelNames: ['outcome'] as const, registers });
-  const workerRounds = new Counter({ name: 'wsapi_webhook_worker_rounds_total', help: 'Rounds of this process\'s delivery worker (a fan-out, then a claim), by what they found: nothing (it sleeps), some (it gathers for 10 ms) or full (a full batch: it goes again at once).', labelNames: ['found'] as const, registers });
+  const workerRounds = new Counter({ name: 'wsapi_webhook_worker_rounds_total', help: 'Rounds of this process\'s delivery worker (a fan-out, then a claim), by what they found: nothing (it sleeps), some (it pauses briefly, to gather more) or full (a full batch: it goes again at once).', labelNames: ['found'] as const, registers });
   const deliveryDuration = new Histogram({ name: 'wsapi_webhook_delivery_duration_seconds', help: 'Time of one delivery attempt, until the answer or the failure.', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
   const due = new Gauge({ name: 'wsapi_webhook_deliveries_due', help: 'Pending deliveries whose time has come (waiting for a worker).', registers });
   const oldest = new Gauge({ name: 'wsapi_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due delivery has been due (0 when none is).', registers });
