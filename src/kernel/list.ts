@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
 import { searchWords } from './search.js';
-import { bytewiseOnMysql } from '../db/dialect.js';
+import { bytewiseOnMysql, caselessAmong } from '../db/dialect.js';
 import type { FieldKind } from './kinds.js';
 import type { ResourceStore } from './store.js';
 
@@ -72,11 +72,12 @@ function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, v
 
 /**
  * Rows whose `field` is one of `values`, alike on every backend: without regard to letter case
- * where its kind says so (an email), else exactly (a text: db/dialect.ts bytewiseOnMysql).
+ * where its kind says so (an email: db/dialect.ts caselessAmong, which its filter's index
+ * serves), else exactly (a text: db/dialect.ts bytewiseOnMysql).
  */
-function among(q: ReturnType<ResourceStore['query']>, fieldKind: FieldKind | undefined, field: string, values: readonly string[]): void {
+export function among(q: ReturnType<ResourceStore['query']>, fieldKind: FieldKind | undefined, field: string, values: readonly string[]): void {
   if (fieldKind?.caseless) {
-    q.whereRaw(`lower(??) in (${values.map(() => '?').join(', ')})`, [field, ...values.map((v) => v.toLowerCase())]);
+    caselessAmong(q, field, values);
     return;
   }
   if (values.length === 1) q.where(field, values[0] as string);

@@ -1,3 +1,4 @@
+import { CASELESS_COLLATION } from '../db/dialect.js';
 import { textType, type Column } from '../db/tables.js';
 import { fieldColumns, KERNEL_TIMES, KERNEL_VERSION, VERSION_DEFAULT, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
 
@@ -12,14 +13,36 @@ import { fieldColumns, KERNEL_TIMES, KERNEL_VERSION, VERSION_DEFAULT, type Index
 /** A value as a TypeScript literal: names are plugin identifiers; defaults are strings, numbers or 0/1. */
 const q = (value: unknown) => (typeof value === 'string' ? `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : String(value));
 
-/** A column as a knex builder call, `default` written for rows already there. */
-function columnCall(name: string, column: Column, defaultValue: unknown): string {
-  const builder = column.type === 'string' ? `t.string(${q(name)}, ${column.length ?? 255})` : column.type === 'text' ? `t.text(${q(name)}, ${q(textType(column))})` : `t.${column.type}(${q(name)})`;
+/** A column as a knex builder call, `default` written for rows already there; a caseless one's through `caseless()` (see helpers). */
+function columnCall(name: string, column: Column, defaultValue: unknown, caseless = false): string {
+  const call = column.type === 'string' ? `t.string(${q(name)}, ${column.length ?? 255})` : column.type === 'text' ? `t.text(${q(name)}, ${q(textType(column))})` : `t.${column.type}(${q(name)})`;
+  const builder = caseless ? `caseless(${call})` : call;
   const nullability = column.nullable ? '.nullable()' : '.notNullable()';
   return `${builder}${nullability}${defaultValue !== undefined && defaultValue !== null ? `.defaultTo(${q(defaultValue)})` : ''}`;
 }
 
-const indexCall = (index: IndexSpec) => `t.index([${index.columns.map(q).join(', ')}], ${q(index.name)})`;
+/** An index as a knex call; its lowered column through `lower()` (see helpers). */
+const indexCall = (index: IndexSpec) => `t.index([${index.columns.map((c) => (c === index.lowered ? `lower(${q(c)})` : q(c))).join(', ')}], ${q(index.name)})`;
+
+const isCaseless = (plan: TablePlan, name: string) => plan.resource.kinds[name]?.caseless === true;
+
+/**
+ * The functions the migration's `up` calls for caseless fields (emails), which filters compare
+ * by their lower case (db/dialect.ts caselessAmong), when it has any: PostgreSQL and SQLite index
+ * `lower(column)`; MySQL (no such index on MariaDB) indexes the column, whose collation ignores case.
+ */
+function helpers(plans: readonly TablePlan[]): string[] {
+  const columns = plans.some((plan) => plan.columns.some((c) => isCaseless(plan, c.name)));
+  const indexes = plans.some((plan) => plan.indexes.some((index) => index.lowered !== undefined));
+  if (!columns && !indexes) return [];
+  return [
+    '  // Emails compare without regard to letter case, by their lower case: PostgreSQL and SQLite',
+    '  // index lower(column); MySQL indexes the column, under a collation that ignores case.',
+    "  const mysql = knex.client.config.client === 'mysql2';",
+    ...(columns ? [`  const caseless = (column: Knex.ColumnBuilder) => (mysql ? column.collate(${q(CASELESS_COLLATION)}) : column);`] : []),
+    ...(indexes ? ["  const lower = (column: string) => (mysql ? column : knex.raw('lower(??)', [column]));"] : []),
+  ];
+}
 
 /** What a field's column holds for rows written before it existed: its default as stored, if it has one. */
 function storedDefault(plan: TablePlan, name: string): unknown {
@@ -36,7 +59,7 @@ function createTable(plan: TablePlan): string[] {
     `    t.string('id', 64).primary();`,
     `    t.string('workspace_id', 64).notNullable().references('id').inTable('workspaces').onDelete('CASCADE');`,
   ];
-  for (const { name, column } of fieldColumns(plan.resource)) lines.push(`    ${columnCall(name, column, undefined)};`);
+  for (const { name, column } of fieldColumns(plan.resource)) lines.push(`    ${columnCall(name, column, undefined, isCaseless(plan, name))};`);
   for (const { name, column } of KERNEL_TIMES) lines.push(`    ${columnCall(name, column, undefined)};`);
   lines.push(`    ${columnCall(KERNEL_VERSION.name, KERNEL_VERSION.column, VERSION_DEFAULT)};`);
   for (const index of plan.indexes) lines.push(`    ${indexCall(index)};`);
@@ -47,7 +70,7 @@ function createTable(plan: TablePlan): string[] {
 /** A column added to a table that may hold rows: NOT NULL only with a default to give them. */
 function added(plan: TablePlan, { name, column }: NamedColumn): string {
   const defaultValue = storedDefault(plan, name);
-  return columnCall(name, { ...column, nullable: column.nullable || defaultValue === undefined }, defaultValue);
+  return columnCall(name, { ...column, nullable: column.nullable || defaultValue === undefined }, defaultValue, isCaseless(plan, name));
 }
 
 function alterTable(plan: TablePlan): { up: string[]; down: string[] } {
@@ -94,6 +117,7 @@ export function migrationText(plans: readonly TablePlan[], when: Date, relative:
     "import type { Knex } from 'knex';",
     '',
     'export async function up(knex: Knex): Promise<void> {',
+    ...helpers(plans),
     ...up,
     '}',
     '',

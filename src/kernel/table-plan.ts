@@ -13,6 +13,11 @@ import type { CompiledResource } from './registry.js';
 export interface IndexSpec {
   name: string;
   columns: string[];
+  /**
+   * The column among `columns` that is indexed by its lower case (a caseless field's, which its
+   * filter compares so: db/dialect.ts caselessAmong).
+   */
+  lowered?: string;
 }
 
 export interface NamedColumn {
@@ -49,12 +54,19 @@ export function fieldColumns(resource: CompiledResource): NamedColumn[] {
   return Object.entries(resource.kinds).map(([name, kind]) => ({ name, column: kind.column }));
 }
 
-/** The indexes a resource's lists need: one keyset index per sort, one per filter. */
+/**
+ * The indexes a resource's lists need: one keyset index per sort, one per filter (on a caseless
+ * field's lower case, as its filter compares).
+ */
 export function wantedIndexes(resource: CompiledResource): IndexSpec[] {
   const { table, list } = resource.def;
   return [
     ...list.sorts.map((sort) => ({ name: keysetIndex(table, sort), columns: ['workspace_id', sort, 'id'] })),
-    ...list.filters.map((filter) => ({ name: `${table}_ws_${filter}`, columns: ['workspace_id', filter, 'created_at', 'id'] })),
+    ...list.filters.map((filter) => ({
+      name: `${table}_ws_${filter}`,
+      columns: ['workspace_id', filter, 'created_at', 'id'],
+      ...(resource.kinds[filter]?.caseless ? { lowered: filter } : {}),
+    })),
   ];
 }
 
