@@ -15,6 +15,8 @@ type Api = Awaited<ReturnType<typeof checkedFetcher>>;
 type Call = (route: string, method?: string, json?: unknown, headers?: Record<string, string>) => Promise<{ status: number; headers: Headers; body: Json }>;
 
 const FIXTURE = path.join(ROOT_DIR, 'test', 'fixtures', 'author', 'tasks.ts');
+/** The fixture's last field, after which a test adds its own. */
+const CLIENT_FIELD = "    client_id: ref('client', 'The client it is for.'),";
 
 describe('npm run migrate:make: tables from the declarations (an outside author\'s plugin, no migration of its own)', () => {
   let root: string;
@@ -24,6 +26,19 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   let env: Record<string, string>;
   const make = () => run('src/cli/migrate-make.ts', [], env);
   const written = () => fs.readdirSync(migrations).sort();
+  /** Runs migrate:make, which must say `summary`, and answers the migration it wrote last. */
+  const madeSaying = async (summary: string) => {
+    const res = await make();
+    expect(res.code, res.stderr).to.equal(0);
+    expect(res.stdout).to.contain(summary);
+    const file = written().at(-1)!;
+    return { file, text: fs.readFileSync(path.join(migrations, file), 'utf8') };
+  };
+  /** A plugin's source with `lines` added after its last field. */
+  const withFields = (source: string, lines: string) => {
+    expect(source).to.contain(CLIENT_FIELD);
+    return source.replace(CLIENT_FIELD, `${CLIENT_FIELD}\n${lines}`);
+  };
 
   before(async () => {
     // Under the checkout, beside plugins/, so that 'workspace-api/plugin' resolves as it does for plugins/.
@@ -208,12 +223,8 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
 
   it('adds a new field\'s column (NOT NULL with its default for the rows there), and rollback takes it away again', async () => {
     const source = fs.readFileSync(path.join(plugins, 'tasks.ts'), 'utf8');
-    fs.writeFileSync(path.join(plugins, 'tasks.ts'), source.replace("    client_id: ref('client', 'The client it is for.'),", "    client_id: ref('client', 'The client it is for.'),\n    priority: states(['low', 'high'], 'low', 'How urgent.'),\n    notes: text(500),"));
-    const res = await make();
-    expect(res.code, res.stderr).to.equal(0);
-    expect(res.stdout).to.contain('add to tasks: column priority, column notes');
-    const file = written().at(-1)!;
-    const text = fs.readFileSync(path.join(migrations, file), 'utf8');
+    fs.writeFileSync(path.join(plugins, 'tasks.ts'), withFields(source, "    priority: states(['low', 'high'], 'low', 'How urgent.'),\n    notes: text(500),"));
+    const { file, text } = await madeSaying('add to tasks: column priority, column notes');
     expect(text).to.contain("t.string('priority', 16).notNullable().defaultTo('low');");
     expect(text).to.contain("t.text('notes', 'text').nullable();");
     expect(text).to.contain("t.dropColumn('priority');");
@@ -229,18 +240,12 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   });
 
   it('indexes an email filter as it compares (PostgreSQL, SQLite: lower(column); MySQL: the column under a caseless collation), and the filter finds any case through that index', async () => {
-    const source = fs
-      .readFileSync(FIXTURE, 'utf8')
+    const source = withFields(fs.readFileSync(FIXTURE, 'utf8'), "    contact: email({ description: 'Who to write to.' }),")
       .replace('import { boolean, datetime,', 'import { boolean, datetime, email,')
-      .replace("    client_id: ref('client', 'The client it is for.'),", "    client_id: ref('client', 'The client it is for.'),\n    contact: email({ description: 'Who to write to.' }),")
       .replace('  state: {', "  list: { filters: ['status', 'client_id', 'contact'] },\n  state: {");
     expect(source).to.contain("'contact'] },");
     fs.writeFileSync(path.join(plugins, 'tasks.ts'), source);
-    const res = await make();
-    expect(res.code, res.stderr).to.equal(0);
-    expect(res.stdout).to.contain('add to tasks: column contact, index tasks_ws_contact');
-    const file = written().at(-1)!;
-    const text = fs.readFileSync(path.join(migrations, file), 'utf8');
+    const { text } = await madeSaying('add to tasks: column contact, index tasks_ws_contact');
     expect(text).to.contain("caseless(t.string('contact', 254)).nullable();");
     expect(text).to.contain("t.index(['workspace_id', lower('contact'), 'created_at', 'id'], 'tasks_ws_contact');");
     expect(text).to.contain("column.collate('utf8mb4_general_ci')");
