@@ -9,7 +9,7 @@ import os from 'node:os';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadRegistry } from '../src/kernel/registry.js';
 import { loadConfig } from '../src/common/config.js';
-import { BACKEND, compare, DURATION, EMBEDDED, env, fmt, freshDatabase, load, ROUNDS, start } from './lib.js';
+import { BACKEND, compare, DURATION, EMBEDDED, env, fmt, freshDatabase, load, start } from './lib.js';
 
 if (EMBEDDED) throw new Error('bench:cluster needs MariaDB + Redis: WEB_CONCURRENCY above 1 is refused without Redis');
 const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 2);
@@ -29,10 +29,11 @@ const one = await start('src/server.ts');
 const many = await start('src/server.ts', { WEB_CONCURRENCY: String(PROCESSES) });
 try {
   const { baseline: a, subject: b } = await compare(
+    `GET /v1/deals?limit=50 on ${BACKEND}, ${os.cpus().length} cores, 50 connections`,
+    { baseline: 'WEB_CONCURRENCY=1', subject: `WEB_CONCURRENCY=${PROCESSES}` },
     () => load(`${one.url}/v1/deals?limit=50`, tokens, DURATION),
     () => load(`${many.url}/v1/deals?limit=50`, tokens, DURATION),
   );
-  console.log('\nGET /v1/deals?limit=50 on %s, %d cores, 50 connections, median of %d rounds of %ds', BACKEND, os.cpus().length, ROUNDS, DURATION);
   console.log('  WEB_CONCURRENCY=1   %s req/s  (mean %s ms, p99 %s ms)', fmt(a.rps), fmt(a.mean), fmt(a.p99));
   console.log('  WEB_CONCURRENCY=%d   %s req/s  (mean %s ms, p99 %s ms)', PROCESSES, fmt(b.rps), fmt(b.mean), fmt(b.p99));
   console.log('  ratio %d / 1         %s', PROCESSES, (b.rps / a.rps).toFixed(2));

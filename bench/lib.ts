@@ -221,14 +221,22 @@ export const median = <T extends { rps: number }>(runs: T[]): T => [...runs].sor
 /**
  * Alternates rounds (warm both first) and keeps the median of each, so a noisy moment on
  * this shared machine (database, Redis, load generator, two cores) does not decide the ratio.
+ * Prints `title`, then each round as it ends, naming each side by its label.
  */
-export async function compare(baseline: () => Promise<Run>, subject: () => Promise<Run>): Promise<{ baseline: Run; subject: Run; ratio: string; median: number }> {
+export async function compare(
+  title: string,
+  labels: { baseline: string; subject: string },
+  baseline: () => Promise<Run>,
+  subject: () => Promise<Run>,
+): Promise<{ baseline: Run; subject: Run; ratio: string; median: number }> {
+  console.log('\n%s, median of %d rounds of %ds', title, ROUNDS, DURATION);
   const baselines: Run[] = [];
   const subjects: Run[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    baselines.push(await baseline());
-    subjects.push(await subject());
-    console.log('  round %d: baseline %s req/s, whole chain %s req/s, ratio %s', round + 1, fmt(baselines[round]?.rps ?? 0), fmt(subjects[round]?.rps ?? 0), ((subjects[round]?.rps ?? 0) / (baselines[round]?.rps ?? 1)).toFixed(2));
+    const [before, after] = [await baseline(), await subject()];
+    baselines.push(before);
+    subjects.push(after);
+    console.log('  round %d: %s %s req/s, %s %s req/s, ratio %s', round + 1, labels.baseline, fmt(before.rps), labels.subject, fmt(after.rps), (after.rps / before.rps).toFixed(2));
   }
   const ratios = subjects.map((r, i) => r.rps / (baselines[i]?.rps ?? 1)).sort((x, y) => x - y);
   const middle = ratios[Math.floor(ratios.length / 2)]!;

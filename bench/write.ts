@@ -13,7 +13,7 @@
  * logging each request in the database costs a write (no target; bench:peer holds the read's).
  * Usage: npm run bench:write   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=... | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
-import { BACKEND, compare, CPU_PARTS, DURATION, fmt, freshDatabase, load, medianOf, ROUNDS, start, storageFor, type Run } from './lib.js';
+import { BACKEND, compare, CPU_PARTS, DURATION, fmt, freshDatabase, load, medianOf, start, storageFor, type Run } from './lib.js';
 
 const BODY = JSON.stringify({ title: 'Benchmark deal', amount: 125000, currency: 'EUR', stage: 'qualified' });
 
@@ -63,8 +63,7 @@ async function versus(title: string, ratio: string, baseline: Side, subject: Sid
     into.push(done);
     return done;
   };
-  const result = await compare(run(baseline, runs.baseline), run(subject, runs.subject));
-  console.log('\n%s, median of %d rounds of %ds', title, ROUNDS, DURATION);
+  const result = await compare(title, { baseline: baseline.label, subject: subject.label }, run(baseline, runs.baseline), run(subject, runs.subject));
   for (const [side, median] of [[baseline, result.baseline], [subject, result.subject]] as const) {
     console.log('  %s %s req/s  (mean %s ms, p99 %s ms)', side.label.padEnd(51), fmt(median.rps), fmt(median.mean), fmt(median.p99));
   }
