@@ -42,6 +42,13 @@ export function typeMessage(error: ErrorObject, required: boolean): string {
   return `must be ${type}${example === undefined ? '' : `, such as ${JSON.stringify(example)}`}`;
 }
 
+/** A string too short (an empty one: "must not be empty") or too long, in characters. */
+export function lengthMessage(error: ErrorObject): string {
+  const limit = Number((error.params as { limit: number }).limit);
+  if (error.keyword === 'maxLength') return `must be at most ${limit} characters long`;
+  return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
+}
+
 function pointerOf(error: ErrorObject): string {
   if (error.keyword === 'required') return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
   if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
@@ -62,9 +69,8 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
     case 'format':
       return formatMessage(String(params.format));
     case 'minLength':
-      return params.limit === 1 ? 'must not be empty' : `must be at least ${String(params.limit)} characters long`;
     case 'maxLength':
-      return `must be at most ${String(params.limit)} characters long`;
+      return lengthMessage(error);
     case 'pattern':
       return patternMessage(error);
     default:

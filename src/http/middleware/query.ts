@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { NUL, NUL_MESSAGE } from '../../common/wire.js';
-import { formatMessage, patternMessage } from '../../kernel/messages.js';
+import { formatMessage, lengthMessage, patternMessage } from '../../kernel/messages.js';
 import { offeredOperators } from '../../kernel/filters.js';
 
 /** `field[op]`: the field and the operator a parameter names, if it names one. */
@@ -27,6 +27,7 @@ function items(validate: ValidateFunction): ErrorItem[] {
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
     if (e.keyword === 'type' && name) return { parameter: name, message: `must be a single ${String((e.params as { type: string }).type)}` };
     if (e.keyword === 'enum') return { parameter: name, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
+    if (e.keyword === 'minLength' || e.keyword === 'maxLength') return { parameter: name, message: lengthMessage(e) };
     if (e.keyword === 'pattern') return { parameter: name, message: patternMessage(e) };
     // In a query string a + reads as a space: an offset such as +01:00 must be sent as %2B01:00.
     if (e.keyword === 'format') return { parameter: name, message: `${formatMessage(String((e.params as { format: string }).format))}${(e.params as { format: string }).format === 'date-time' ? '; in a URL write + as %2B' : ''}` };
