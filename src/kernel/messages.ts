@@ -49,6 +49,14 @@ export function lengthMessage(error: ErrorObject): string {
   return limit === 1 ? 'must not be empty' : `must be at least ${limit} characters long`;
 }
 
+/** An array with too few or too many items: the range its schema allows, and how many it held. */
+function itemsMessage(error: ErrorObject): string {
+  const { minItems, maxItems } = error.parentSchema as { minItems?: number; maxItems?: number };
+  const held = Array.isArray(error.data) ? `, not ${error.data.length}` : '';
+  if (minItems !== undefined && maxItems !== undefined) return `must hold ${minItems} to ${maxItems} items${held}`;
+  return `${minItems !== undefined ? `must hold at least ${minItems}` : `must hold at most ${maxItems}`} items${held}`;
+}
+
 function pointerOf(error: ErrorObject): string {
   if (error.keyword === 'required') return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
   if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
@@ -73,6 +81,9 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
       return lengthMessage(error);
     case 'pattern':
       return patternMessage(error);
+    case 'minItems':
+    case 'maxItems':
+      return itemsMessage(error);
     default:
       return error.message ?? 'is invalid';
   }

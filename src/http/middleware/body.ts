@@ -67,7 +67,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     if (!valid || unstorable.length > 0) {
       const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
       const errors = [...unstorable, ...refused];
-      throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => `${e.pointer || '/'} ${e.message}`).join('; ')}.`, { errors });
+      throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => (e.pointer ? `${e.pointer} ${e.message}` : e.message)).join('; ')}.`, { errors });
     }
     ctx.state.body = body as Record<string, unknown>;
   };
