@@ -54,7 +54,7 @@ export function keyRoutes(registry: Registry): Route[] {
         additionalProperties: false,
         properties: {
           ...PAGE_PARAMETERS,
-          status: { type: 'string', pattern: STATUS_FILTER.source, description: 'Only answers of this class (`2xx`, `4xx`, `5xx`) or this status code (`404`).', examples: ['4xx'] },
+          status: { type: 'string', pattern: STATUS_FILTER.source, description: 'Only answers of this class (`2xx`, `3xx` for 304s, `4xx`, `5xx`) or this status code (`404`).', examples: ['4xx'] },
           since: { type: 'string', format: 'date-time', description: 'Requests that arrived at or after this time (RFC 3339).' },
           until: { type: 'string', format: 'date-time', description: 'Requests that arrived before this time (RFC 3339).' },
         },

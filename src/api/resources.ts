@@ -11,7 +11,7 @@ import { createBatch, MAX_BATCH } from '../kernel/batch.js';
 import type { Handle, Route } from '../kernel/route.js';
 import type { Handler } from '../kernel/define.js';
 import { updateObject } from '../kernel/update.js';
-import { etagOf, expectedVersion, IF_MATCH } from '../kernel/versions.js';
+import { etagOf, expectedVersion, IF_MATCH, IF_NONE_MATCH, knownVersions, unchanged } from '../kernel/versions.js';
 import { caller, headerOf } from '../kernel/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
@@ -40,6 +40,14 @@ const IF_MATCH_PARAMETER = {
   in: 'header',
   required: false,
   description: 'The ETag of the version this change is meant for (`"3"`, from a GET or the last change): if the object has moved on since, nothing is changed and the answer is 412 version_mismatch with its current version. `*` admits any version.',
+  schema: { type: 'string', examples: ['"3"'] },
+};
+
+const IF_NONE_MATCH_PARAMETER = {
+  name: IF_NONE_MATCH,
+  in: 'header',
+  required: false,
+  description: 'The ETag of the version you hold (`"3"`; `W/"3"`, a list, or `*` also): if the object is still at it, the answer is 304 with no body. Not with `expand`, whose objects the ETag does not cover.',
   schema: { type: 'string', examples: ['"3"'] },
 };
 
@@ -129,14 +137,19 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       access: def.scopes.read,
       pathParams,
       ...(resource.getQuerySchema ? { query: resource.getQuerySchema } : {}),
+      headerParams: [IF_NONE_MATCH_PARAMETER],
       success: { status: 200, description: `The ${def.name}, its version as the ETag.`, schema: ref(name), headers: { ETag: header('ETag') } },
+      otherAnswers: [{ status: 304, description: `The ${def.name} is still at the version If-None-Match names: nothing is sent again.`, headers: { ETag: header('ETag') } }],
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
       handle: extend(own.get, async (input) => {
         const store = input.deps.stores.of(resource);
         const { workspace, scopes } = caller(input);
         const expansions = expansionsOf(store, input.query.expand, scopes);
+        const known = knownVersions(headerOf(input, IF_NONE_MATCH));
         const object = await getObject(store, workspace.id, String(input.params.id));
-        return { headers: { ETag: etagOf(object.version) }, body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
+        const headers = { ETag: etagOf(object.version) };
+        if (expansions.length === 0 && unchanged(known, object.version)) return { status: 304, headers };
+        return { headers, body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
       }),
     },
     {

@@ -110,6 +110,8 @@ export interface Route {
   headerParams?: JsonSchema[];
   body?: BodySpec;
   success: Success;
+  /** Answers other than success and the errors (a GET's 304), described beside them. */
+  otherAnswers?: readonly Success[];
   /** What it can answer beyond the errors of every (authenticated) request. */
   errors: readonly ErrorCode[];
   handle: Handle;

@@ -8,6 +8,7 @@ import { ApiError } from '../common/errors.js';
  */
 
 export const IF_MATCH = 'If-Match';
+export const IF_NONE_MATCH = 'If-None-Match';
 
 /** The entity tag of a version, as ETag writes it. */
 export const etagOf = (version: unknown) => `"${String(version)}"`;
@@ -22,6 +23,23 @@ const TAG = /^(W\/)?"([^"]*)"$|^(\d+)$/;
  * list of them, or `*`; anything else is 400 invalid_parameter naming the header.
  */
 export function expectedVersion(header: string): Expected | undefined {
+  return versionsIn(IF_MATCH, header, 'strong');
+}
+
+/**
+ * The If-None-Match header of a GET, read as If-Match is, but compared weakly (RFC 9110: `W/"3"`
+ * matches version 3): undefined when absent.
+ */
+export function knownVersions(header: string): Expected | undefined {
+  return versionsIn(IF_NONE_MATCH, header, 'weak');
+}
+
+/** True when a GET's If-None-Match names the object's current version (or is `*`): 304, nothing sent again. */
+export function unchanged(known: Expected | undefined, current: unknown): boolean {
+  return known !== undefined && (known.any || known.versions.has(Number(current)));
+}
+
+function versionsIn(name: string, header: string, comparison: 'strong' | 'weak'): Expected | undefined {
   const value = header.trim();
   if (value === '') return undefined;
   if (value === '*') return { any: true };
@@ -29,9 +47,9 @@ export function expectedVersion(header: string): Expected | undefined {
   for (const part of value.split(',')) {
     const tag = TAG.exec(part.trim());
     if (!tag) {
-      throw new ApiError('invalid_parameter', `${IF_MATCH} must be the ETag of the object ("3"), a list of them, or *.`, { errors: [{ parameter: IF_MATCH, message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }] });
+      throw new ApiError('invalid_parameter', `${name} must be the ETag of the object ("3"), a list of them, or *.`, { errors: [{ parameter: name, message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }] });
     }
-    const digits = tag[3] ?? (tag[1] ? undefined : tag[2]);
+    const digits = tag[3] ?? (tag[1] && comparison === 'strong' ? undefined : tag[2]);
     if (digits !== undefined && /^[1-9]\d{0,14}$/.test(digits)) versions.add(Number(digits));
   }
   return { any: false, versions };

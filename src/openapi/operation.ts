@@ -34,11 +34,11 @@ export function operation(spec: Route, problems: ProblemResponses, credentials: 
     { $ref: '#/components/parameters/RequestId' },
   ];
   const responses: Record<string, JsonSchema> = {};
-  if (spec.success) {
-    const headers = { ...(rateLimited ? authenticatedHeaders() : publicHeaders()), ...spec.success.headers };
-    const success: JsonSchema = { description: spec.success.description, headers };
-    if (spec.success.schema) success.content = { 'application/json': { schema: spec.success.schema } };
-    responses[String(spec.success.status)] = success;
+  for (const answer of [spec.success, ...(spec.otherAnswers ?? [])]) {
+    const headers = { ...(rateLimited ? authenticatedHeaders() : publicHeaders()), ...answer.headers };
+    const described: JsonSchema = { description: answer.description, headers };
+    if (answer.schema) described.content = { 'application/json': { schema: answer.schema } };
+    responses[String(answer.status)] = described;
   }
   const errors = [...new Set([...TRANSPORT_ERRORS, ...callerErrors(spec, credentials), ...(spec.body ? BODY_ERRORS : []), ...spec.errors])];
   const security = isPublic ? [] : credentials === 'key' ? [{ bearerAuth: spec.access === null ? [] : [spec.access] }] : [{ cookieAuth: [] }];

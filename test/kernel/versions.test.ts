@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createWorkspace } from '../../src/auth/keys.js';
 import { migrateLatest } from '../../src/db/migrate.js';
-import { expectedVersion } from '../../src/kernel/versions.js';
+import { expectedVersion, knownVersions, unchanged } from '../../src/kernel/versions.js';
 import * as versionsMigration from '../../migrations/20261126000100_versions.js';
 import { isolatedDatabase } from '../helpers/backend.js';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -20,6 +20,16 @@ describe('If-Match, read (kernel/versions.ts)', () => {
     expect(expectedVersion('"abc"')).to.deep.equal({ any: false, versions: new Set() });
     for (const bad of ['abc', '"3', '3"', '"3" "4"', 'W/3', '*, "3"']) expect(() => expectedVersion(bad), bad).to.throw(/If-Match must be/);
   });
+
+  it('reads If-None-Match alike, but lets a weak tag match (RFC 9110 compares it weakly)', () => {
+    expect(knownVersions('')).to.equal(undefined);
+    expect(knownVersions('W/"3", "5"')).to.deep.equal({ any: false, versions: new Set([3, 5]) });
+    expect(unchanged(knownVersions('W/"3"'), 3)).to.equal(true);
+    expect(unchanged(knownVersions('"4"'), 3)).to.equal(false);
+    expect(unchanged(knownVersions('*'), 3)).to.equal(true);
+    expect(unchanged(undefined, 3)).to.equal(false);
+    expect(() => knownVersions('W/3')).to.throw(/If-None-Match must be/);
+  });
 });
 
 /** API.md section 16: every object carries a version; If-Match makes a change conditional on it. */
@@ -29,7 +39,7 @@ describe('versions and If-Match, over HTTP', () => {
 
   before(async () => {
     app = await startApp();
-    ({ token } = await app.workspaceWithKey({ scopes: ['read:deals', 'write:deals'] }));
+    ({ token } = await app.workspaceWithKey({ scopes: ['read:deals', 'write:deals', 'read:clients'] }));
   });
   after(() => app.close());
 
@@ -98,6 +108,30 @@ describe('versions and If-Match, over HTTP', () => {
     expect((await send(`/v1/deals/${deal.id}`)).status).to.equal(404);
   });
 
+  it('answers a GET whose If-None-Match names the current version 304 with no body, and 200 once it moved on', async () => {
+    const deal = await create('Cached');
+    const get = (ifNoneMatch: string, query = '') => app.request(`/v1/deals/${deal.id}${query}`, { token, headers: { 'if-none-match': ifNoneMatch } });
+    for (const tag of ['"1"', 'W/"1"', '"7", "1"', '*']) {
+      const res = await get(tag);
+      expect(res.status, tag).to.equal(304);
+      expect(res.headers.get('etag'), tag).to.equal('"1"');
+      expect(await res.text(), tag).to.equal('');
+    }
+    expect((await send(`/v1/deals/${deal.id}`, { method: 'PATCH', json: { title: 'Cached, changed' } })).status).to.equal(200);
+    const moved = await get('"1"');
+    expect(moved.status).to.equal(200);
+    expect(moved.headers.get('etag')).to.equal('"2"');
+    expect(((await moved.json()) as Json).title).to.equal('Cached, changed');
+    expect((await get('"2"')).status).to.equal(304);
+    // expand adds objects the ETag does not cover: always sent.
+    const expanded = await get('"2"', '?expand=client');
+    expect(expanded.status).to.equal(200);
+    expect((await expanded.json()) as Json).to.include({ client_id: null, client: null });
+    const bad = await problem(await get('two'), 400, 'invalid_parameter');
+    expect(bad.errors?.[0]?.parameter).to.equal('If-None-Match');
+    await problem(await app.request('/v1/deals/deal_nothere', { token, headers: { 'if-none-match': '*' } }), 404, 'not_found');
+  });
+
   it('lets exactly one of concurrent PATCHes with the same If-Match win', async () => {
     const deal = await create('Raced');
     const racers = await Promise.all(Array.from({ length: 8 }, (_, i) => send(`/v1/deals/${deal.id}`, { method: 'PATCH', json: { title: `Racer ${i}` }, ifMatch: '"1"' })));
@@ -124,6 +158,8 @@ describe('versions and If-Match, over HTTP', () => {
     expect(doc.components.schemas.Deal!.required).to.include('version');
     const item = doc.paths['/deals/{id}']!;
     expect(item.get!.responses['200']!.headers).to.have.property('ETag');
+    expect(item.get!.responses['304']!.headers).to.have.property('ETag');
+    expect(item.get!.parameters!.map((p) => p.name)).to.include('If-None-Match');
     for (const method of ['patch', 'delete']) {
       expect(item[method]!.parameters!.map((p) => p.name), method).to.include('If-Match');
       expect(item[method]!.responses, method).to.have.property('412');
