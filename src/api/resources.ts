@@ -35,21 +35,18 @@ const IDEMPOTENCY_PARAMETER = {
   schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source },
 };
 
-const IF_MATCH_PARAMETER = {
-  name: IF_MATCH,
-  in: 'header',
-  required: false,
-  description: 'The ETag of the version this change is meant for (`"3"`, from a GET or the last change): if the object has moved on since, nothing is changed and the answer is 412 version_mismatch with its current version. `*` admits any version.',
-  schema: { type: 'string', examples: ['"3"'] },
-};
+/** An optional header carrying an ETag (`"3"`), described for the document. */
+const tagHeader = (name: string, description: string) => ({ name, in: 'header', required: false, description, schema: { type: 'string', examples: ['"3"'] } });
 
-const IF_NONE_MATCH_PARAMETER = {
-  name: IF_NONE_MATCH,
-  in: 'header',
-  required: false,
-  description: 'The ETag of the version you hold (`"3"`; `W/"3"`, a list, or `*` also): if the object is still at it, the answer is 304 with no body. Not with `expand`, whose objects the ETag does not cover.',
-  schema: { type: 'string', examples: ['"3"'] },
-};
+const IF_MATCH_PARAMETER = tagHeader(
+  IF_MATCH,
+  'The ETag of the version this change is meant for (`"3"`, from a GET or the last change): if the object has moved on since, nothing is changed and the answer is 412 version_mismatch with its current version. `*` admits any version.',
+);
+
+const IF_NONE_MATCH_PARAMETER = tagHeader(
+  IF_NONE_MATCH,
+  'The ETag of the version you hold (`"3"`; `W/"3"`, a list, or `*` also): if the object is still at it, the answer is 304 with no body. Not with `expand`, whose objects the ETag does not cover.',
+);
 
 /** The generated handler, or the plugin's own given the generated one as `next`. */
 function extend(own: Handler | undefined, generated: Handle): Handle {
