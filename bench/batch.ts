@@ -60,7 +60,7 @@ try {
   console.log('\n100 deals on %s, whole chain, one connection, %d rounds of %d sets (medians)', BACKEND, ROUNDS, SETS);
   console.log('  100 single POST /v1/deals        %s ms', medianOf(single).toFixed(1));
   console.log('  one POST /v1/deals/batch of 100  %s ms', medianOf(batched).toFixed(2));
-  console.log('  ratio single / batch: median %s, spread %s-%s   (target >= 20: %s)', ratio.toFixed(1), Math.min(...ratios).toFixed(1), Math.max(...ratios).toFixed(1), ratio >= 20 ? 'met' : 'MISSED');
+  console.log('  ratio single / batch: median %s, spread %s-%s   (target >= 20: %s)', ratio.toFixed(2), Math.min(...ratios).toFixed(1), Math.max(...ratios).toFixed(1), ratio >= 20 ? 'met' : 'MISSED');
 } finally {
   await agent.close();
   chain.child.kill('SIGTERM');

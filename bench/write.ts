@@ -77,7 +77,8 @@ async function versus(title: string, ratio: string, baseline: Side, subject: Sid
   }
 }
 
-const target = (min: number) => (median: number) => `target >= ${min.toFixed(2)}: ${median >= min ? 'met' : 'MISSED'}`;
+// The median to three places beside the verdict: 0.897 prints as 0.90 in the ratio, and is short of 0.9.
+const target = (min: number) => (median: number) => `target >= ${min.toFixed(2)}: ${median >= min ? 'met' : 'MISSED'} at ${median.toFixed(3)}`;
 const whole = { label: 'whole chain', url: `${chain.url}/v1/deals`, keys: tokens, pid: chain.child.pid };
 
 try {
