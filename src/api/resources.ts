@@ -48,6 +48,9 @@ const IF_NONE_MATCH_PARAMETER = tagHeader(
   'The ETag of the version you hold (`"3"`; `W/"3"`, a list, or `*` also): if the object is still at it, the answer is 304 with no body. Not with `expand`, whose objects the ETag does not cover.',
 );
 
+/** What a batch's body holds beside `data`: nothing. */
+const BATCH_ENVELOPE = 'is not part of a batch, whose body is { "data": [...] } and nothing else';
+
 /** The generated handler, or the plugin's own given the generated one as `next`. */
 function extend(own: Handler | undefined, generated: Handle): Handle {
   return own ? (input) => own(input, generated) : generated;
@@ -115,7 +118,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       tag,
       access: def.scopes.write,
       headerParams: [IDEMPOTENCY_PARAMETER],
-      body: { schema: batchBodySchema(resource.createBodySchema, MAX_BATCH), ref: ref(`${name}BatchCreate`), readOnly, required: def.required },
+      body: { schema: batchBodySchema(resource.createBodySchema, MAX_BATCH), ref: ref(`${name}BatchCreate`), readOnly, required: def.required, unknownAtTop: BATCH_ENVELOPE },
       success: { status: 201, description: `The new ${tag}, in the order sent.`, schema: ref(`${name}Batch`), headers: { 'Idempotent-Replayed': header('Idempotent-Replayed') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
       handle: async (input) => {

@@ -29,8 +29,8 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
     if (route.path.includes('{')) checks.push(noNulInPath);
     checks.push(route.query ? validateQuery(queryAjv.compile(route.query)) : noQuery);
     if (route.body) {
-      const { schema, readOnly = [], required } = route.body;
-      checks.push(jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined));
+      const { schema, readOnly = [], required, unknownAtTop } = route.body;
+      checks.push(jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined, unknownAtTop));
     }
     router[route.method](`${api.base}${routerPath(route.path)}`, inOrder(checks, handler(route, deps, api.credentials === 'session')));
   }

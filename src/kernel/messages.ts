@@ -63,13 +63,17 @@ function pointerOf(error: ErrorObject): string {
   return error.instancePath;
 }
 
-function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>): string {
+/** What a member the body's schema does not know is told, by default. */
+export const UNKNOWN_FIELD = 'is not a field of this resource';
+
+function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop: string): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return 'is required';
     case 'additionalProperties':
-      return readOnly.has(String(params.additionalProperty)) ? 'is read-only: the service sets it' : 'is not a field of this resource';
+      if (readOnly.has(String(params.additionalProperty))) return 'is read-only: the service sets it';
+      return error.instancePath === '' ? unknownAtTop : UNKNOWN_FIELD;
     case 'type':
       return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.split('/').pop() ?? ''));
     case 'enum':
@@ -89,12 +93,16 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
   }
 }
 
-/** A body's problems, one entry per field (a lower-case currency breaks both its pattern and its format), each said for a person. */
-export function bodyErrors(errors: readonly ErrorObject[], readOnly: ReadonlySet<string>, required: ReadonlySet<string>): ErrorItem[] {
+/**
+ * A body's problems, one entry per field (a lower-case currency breaks both its pattern and its
+ * format), each said for a person; `unknownAtTop` is what a member the schema does not know is
+ * told at the body's top level (a batch's envelope is not the resource).
+ */
+export function bodyErrors(errors: readonly ErrorObject[], readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop = UNKNOWN_FIELD): ErrorItem[] {
   const byPointer = new Map<string, ErrorItem>();
   for (const e of errors) {
     const pointer = pointerOf(e);
-    if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly, required) });
+    if (!byPointer.has(pointer)) byPointer.set(pointer, { pointer, message: messageOf(e, readOnly, required, unknownAtTop) });
   }
   return [...byPointer.values()];
 }

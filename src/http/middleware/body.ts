@@ -50,7 +50,7 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
  * boot): 415 if it is not JSON, 413 if too large, 400 if it does not parse, 422 with one entry
  * per problem if it does not match or a string (or key) in it cannot be stored as sent (U+0000, half a surrogate pair). The checked body lands in `ctx.state.body`.
  */
-export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? [])) {
+export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? []), unknownAtTop?: string) {
   return async (ctx: Ctx): Promise<void> => {
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
@@ -65,7 +65,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     const valid = validate(body);
     const unstorable = ESCAPED_UNSTORABLE.test(ctx.request.rawBody ?? '') ? textProblems(body) : [];
     if (!valid || unstorable.length > 0) {
-      const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
+      const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required, unknownAtTop).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
       const errors = [...unstorable, ...refused];
       throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => (e.pointer ? `${e.pointer} ${e.message}` : e.message)).join('; ')}.`, { errors });
     }
