@@ -64,7 +64,7 @@ function pointerOf(error: ErrorObject): string {
 }
 
 /** What a member the body's schema does not know is told, by default. */
-export const UNKNOWN_FIELD = 'is not a field of this resource';
+const UNKNOWN_FIELD = 'is not a field of this resource';
 
 function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop: string): string {
   const params = error.params as Record<string, unknown>;

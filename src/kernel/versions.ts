@@ -34,9 +34,12 @@ export function knownVersions(header: string): Expected | undefined {
   return versionsIn(IF_NONE_MATCH, header, 'weak');
 }
 
+/** Whether a read header names `current` (or is `*`). */
+const names = (tags: Expected, current: unknown) => tags.any || tags.versions.has(Number(current));
+
 /** True when a GET's If-None-Match names the object's current version (or is `*`): 304, nothing sent again. */
 export function unchanged(known: Expected | undefined, current: unknown): boolean {
-  return known !== undefined && (known.any || known.versions.has(Number(current)));
+  return known !== undefined && names(known, current);
 }
 
 function versionsIn(name: string, header: string, comparison: 'strong' | 'weak'): Expected | undefined {
@@ -57,7 +60,7 @@ function versionsIn(name: string, header: string, comparison: 'strong' | 'weak')
 
 /** 412 version_mismatch unless the object's version is one If-Match admits. */
 export function checkVersion(expected: Expected | undefined, current: unknown): void {
-  if (!expected || expected.any || expected.versions.has(Number(current))) return;
+  if (!expected || names(expected, current)) return;
   throw new ApiError('version_mismatch', `The object is at version ${String(current)}, not the one If-Match names: read it again, then retry with If-Match: ${etagOf(current)}.`, {
     headers: { ETag: etagOf(current) },
     fields: { current_version: Number(current) },
