@@ -5,23 +5,39 @@ import { NUL, NUL_MESSAGE } from '../../common/wire.js';
 import { formatMessage, lengthMessage, patternMessage } from '../../kernel/messages.js';
 import { offeredOperators } from '../../kernel/filters.js';
 
-/** `field[op]`: the field and the operator a parameter names, if it names one. */
-const OPERATOR_PARAMETER = /^(.+)\[(\w*)\]$/;
+/** `field[op]`: the field and the operator a parameter names, if it names one (`a[b][c]` names `a`, and `b][c` as its operator). */
+const OPERATOR_PARAMETER = /^([^[\]]+)\[(.*)\]$/;
+
+/** The fields a query schema filters on with operators (`field[op]`), in order. */
+function filteredFields(properties: Readonly<Record<string, unknown>>): string[] {
+  const fields = Object.keys(properties).flatMap((name) => OPERATOR_PARAMETER.exec(name)?.[1] ?? []);
+  return [...new Set(fields)].sort();
+}
 
 /** What a list offers on a field, said beside any problem with one of its operator parameters. */
 function offered(properties: Readonly<Record<string, unknown>>, name: string): string {
   const field = OPERATOR_PARAMETER.exec(name)?.[1];
   if (field === undefined) return '';
   const operators = offeredOperators(properties, field);
-  return operators.length === 0 ? `; ${field} offers no operators here` : `; ${field} offers ${operators.map((o) => (o === 'eq' ? `${field}=` : `${field}[${o}]`)).join(', ')}`;
+  if (operators.length > 0) return `; ${field} offers ${operators.map((o) => (o === 'eq' ? `${field}=` : `${field}[${o}]`)).join(', ')}`;
+  const fields = filteredFields(properties);
+  return fields.length === 0 ? '; it offers no field[operator] parameters' : `; it filters on ${fields.join(', ')}`;
 }
 
-function items(validate: ValidateFunction): ErrorItem[] {
+/** Why a parameter `field[...]` that the schema does not have is refused (what it offers follows: see offered). */
+function unknownOperator(properties: Readonly<Record<string, unknown>>, field: string, operator: string): string {
+  if (offeredOperators(properties, field).length === 0) return `this list does not filter on ${field}`;
+  if (operator === '') return `${field}[] names no operator`;
+  if (/[[\]]/.test(operator)) return `${field} takes one operator in brackets, not [${operator}]`;
+  return `${field} does not offer the operator ${JSON.stringify(operator)}`;
+}
+
+function items(validate: ValidateFunction, properties: Readonly<Record<string, unknown>>): ErrorItem[] {
   return (validate.errors ?? []).map((e) => {
     if (e.keyword === 'additionalProperties') {
       const name = String((e.params as { additionalProperty: string }).additionalProperty);
       const operator = OPERATOR_PARAMETER.exec(name);
-      if (operator) return { parameter: name, message: `${operator[1]} does not offer the operator ${JSON.stringify(operator[2])}` };
+      if (operator) return { parameter: name, message: unknownOperator(properties, operator[1]!, operator[2]!) };
       return { parameter: name, message: 'is not a parameter of this endpoint' };
     }
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
@@ -92,7 +108,7 @@ export function validateQuery(validate: ValidateFunction) {
     if (!validate(query) || bad.size > 0) {
       const properties = (validate.schema as { properties?: Record<string, unknown> }).properties ?? {};
       // A problem with an operator parameter says what the list offers on that field.
-      const errors = [...bad.values(), ...(validate.errors ? items(validate) : []).filter((e) => !bad.has(e.parameter ?? ''))].map((e) => ({ ...e, message: `${e.message}${offered(properties, e.parameter ?? '')}` }));
+      const errors = [...bad.values(), ...(validate.errors ? items(validate, properties) : []).filter((e) => !bad.has(e.parameter ?? ''))].map((e) => ({ ...e, message: `${e.message}${offered(properties, e.parameter ?? '')}` }));
       const names = [...new Set(errors.map((e) => e.parameter))].join(', ');
       throw new ApiError('invalid_parameter', `Invalid query parameter: ${names}.`, { errors });
     }
