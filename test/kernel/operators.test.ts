@@ -153,13 +153,13 @@ describe('list operators: [gt|gte|lt|lte] and [in]', () => {
   it('refuses an operator a field does not offer, naming the field, the operator and those it offers', async () => {
     let body = await problem(await app.request('/v1/deals?title[gt]=a', { token }), 400, 'invalid_parameter');
     const filtered = 'it filters on amount, client_id, created_at, expected_close_date, stage, updated_at';
-    expect(body.errors).to.deep.equal([{ parameter: 'title[gt]', message: `this list does not filter on title; ${filtered}` }]);
+    expect(body.errors).to.deep.equal([{ parameter: 'title[gt]', message: `this endpoint does not filter on title; ${filtered}` }]);
     body = await problem(await app.request('/v1/deals?nosuch[gte]=1', { token }), 400, 'invalid_parameter');
-    expect(body.errors).to.deep.equal([{ parameter: 'nosuch[gte]', message: `this list does not filter on nosuch; ${filtered}` }]);
+    expect(body.errors).to.deep.equal([{ parameter: 'nosuch[gte]', message: `this endpoint does not filter on nosuch; ${filtered}` }]);
     body = await problem(await app.request('/v1/event-log?type[in]=deal.created', { token }), 400, 'invalid_parameter');
     expect(body.errors).to.deep.equal([{ parameter: 'type[in]', message: 'type does not offer the operator "in"; type offers type=' }]);
     body = await problem(await app.request('/v1/event-log?object_id[gte]=1', { token }), 400, 'invalid_parameter');
-    expect(body.errors).to.deep.equal([{ parameter: 'object_id[gte]', message: 'this list does not filter on object_id; it offers no field[operator] parameters' }]);
+    expect(body.errors).to.deep.equal([{ parameter: 'object_id[gte]', message: 'this endpoint does not filter on object_id; it offers no field[operator] parameters' }]);
     body = await problem(await app.request('/v1/deals?amount[]=1', { token }), 400, 'invalid_parameter');
     expect(body.errors?.[0]?.message).to.equal('amount[] names no operator; amount offers amount[gt], amount[gte], amount[lt], amount[lte]');
     body = await problem(await app.request('/v1/deals?amount[gte][lt]=1', { token }), 400, 'invalid_parameter');

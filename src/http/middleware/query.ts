@@ -26,7 +26,7 @@ function offered(properties: Readonly<Record<string, unknown>>, name: string): s
 
 /** Why a parameter `field[...]` that the schema does not have is refused (what it offers follows: see offered). */
 function unknownOperator(properties: Readonly<Record<string, unknown>>, field: string, operator: string): string {
-  if (offeredOperators(properties, field).length === 0) return `this list does not filter on ${field}`;
+  if (offeredOperators(properties, field).length === 0) return `this endpoint does not filter on ${field}`;
   if (operator === '') return `${field}[] names no operator`;
   if (/[[\]]/.test(operator)) return `${field} takes one operator in brackets, not [${operator}]`;
   return `${field} does not offer the operator ${JSON.stringify(operator)}`;
