@@ -235,6 +235,27 @@ describe('generated write routes', () => {
       expect(await snapshot(app, workspaceId)).to.deep.equal(before);
     });
 
+    it('reads a body as UTF-8 whatever charset is named, and refuses one that is not UTF-8 rather than store U+FFFD', async () => {
+      // RFC 8259: JSON is UTF-8, and a charset parameter has no effect.
+      const utf8 = Buffer.from(JSON.stringify({ title: 'Müller & Söhne' }), 'utf8');
+      let res = await app.request('/v1/deals', { token, method: 'POST', body: utf8, headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
+      expect(res.status).to.equal(201);
+      expect(((await res.json()) as Obj).title).to.equal('Müller & Söhne');
+      const before = await snapshot(app, workspaceId);
+      // The same text as an older client sends it, in Latin-1: ü is the single byte 0xFC, not UTF-8.
+      const latin1 = Buffer.from(JSON.stringify({ title: 'Müller & Söhne' }), 'latin1');
+      for (const [body, headers] of [
+        [latin1, { 'content-type': 'application/json' }],
+        [latin1, { 'content-type': 'application/json; charset=iso-8859-1' }],
+        [zlib.gzipSync(latin1), { 'content-type': 'application/json', 'content-encoding': 'gzip' }],
+      ] as const) {
+        res = await app.request('/v1/deals', { token, method: 'POST', body, headers });
+        const p = await problem(res, 400, 'invalid_json');
+        expect(p.detail).to.contain('not UTF-8');
+      }
+      expect(await snapshot(app, workspaceId)).to.deep.equal(before);
+    });
+
     it('answers 415 for a body that is not JSON, or has no content type', async () => {
       for (const headers of [{ 'content-type': 'text/plain' }, { 'content-type': 'application/x-www-form-urlencoded' }, {} as Record<string, string>]) {
         const res = await app.request('/v1/deals', { token, method: 'POST', body: 'title=x', headers });

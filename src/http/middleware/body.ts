@@ -1,22 +1,45 @@
+import { isUtf8 } from 'node:buffer';
+import Bourne from '@hapi/bourne';
 import type { ValidateFunction } from 'ajv';
-import { HttpMethodEnum, koaBody } from 'koa-body';
+import inflate from 'inflation';
+import getRawBody from 'raw-body';
 import { ApiError } from '../../common/errors.js';
 import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES, textProblems } from '../../common/wire.js';
 import type { Ctx } from './context.js';
 import { bodyErrors } from '../../kernel/messages.js';
 
-const parse = koaBody({
-  json: true,
-  urlencoded: false,
-  text: false,
-  multipart: false,
-  jsonLimit: MAX_BODY_BYTES,
-  jsonStrict: true,
-  jsonTypes: JSON_TYPES,
-  // The text as well (ctx.request.rawBody): whether it escapes what cannot be stored is asked of it.
-  includeUnparsed: true,
-  parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
-});
+/** Methods whose body is read (as koa-body read them): any other's reads as empty. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** A JSON text that is an object or an array (RFC 8259 whitespace first): what a body may be. */
+const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
+
+/**
+ * The body's text and its value. Its bytes are read whole (at most MAX_BODY_BYTES once
+ * decoded), then must be UTF-8: JSON is UTF-8 (RFC 8259), whatever charset the Content-Type
+ * names, and a body in another encoding (Latin-1 or Windows-1252 from an older client) would
+ * otherwise be stored with U+FFFD in place of its accented letters. raw-body, inflation and
+ * bourne are what koa-body reads with; koa-body itself decodes before anyone sees the bytes.
+ */
+async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
+  if (!BODY_METHODS.has(ctx.method)) return { text: '', value: {} };
+  const req = ctx.req;
+  const encoding = req.headers['content-encoding'] || 'identity';
+  const length = req.headers['content-length'];
+  // The declared length is checked against what arrives only when nothing is to be decoded.
+  const bytes = await getRawBody(inflate(req), { limit: MAX_BODY_BYTES, ...(length && encoding === 'identity' ? { length: Number(length) || 0 } : {}) });
+  if (!isUtf8(bytes)) {
+    throw new ApiError('invalid_json', 'The body is not UTF-8: send JSON as UTF-8 (RFC 8259), whatever charset the Content-Type names; letters in another encoding (Latin-1, Windows-1252) would be stored changed.');
+  }
+  const text = bytes.toString('utf8');
+  if (text === '') return { text, value: {} };
+  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body is not valid JSON: invalid JSON, only supports object and array.');
+  try {
+    return { text, value: Bourne.parse(text, { protoAction: 'error' }) as unknown };
+  } catch (caught) {
+    throw new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
+  }
+}
 
 /**
  * How U+0000 and half a surrogate pair can reach a JSON text: only as `\u` escapes (raw, the
@@ -31,8 +54,9 @@ function isDecodingError(caught: unknown): boolean {
 }
 
 /**
- * co-body's errors carry the status that raw-body chose: 400 (bad JSON), 413, 415 (charset or
- * an unknown Content-Encoding); a compressed body that does not decode carries none.
+ * raw-body's and inflation's errors carry a status: 413 (over the limit), 415 (an unknown
+ * Content-Encoding), 400 (a body cut short, or longer or shorter than its Content-Length); a
+ * compressed body that does not decode carries none.
  */
 function parseError(caught: unknown, encoding: string): ApiError | undefined {
   if (isDecodingError(caught)) {
@@ -41,7 +65,7 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
   const status = (caught as { status?: unknown }).status;
   if (status === 413) return new ApiError('payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes (1 MiB).`);
   if (status === 415) return new ApiError('unsupported_media_type', `${(caught as Error).message}; send UTF-8 JSON, with a Content-Encoding of ${BODY_ENCODINGS.join(', ')} or none.`);
-  if (status === 400) return new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
+  if (status === 400) return new ApiError('invalid_json', `The body could not be read whole: ${(caught as Error).message}.`);
   return undefined;
 }
 
@@ -55,15 +79,17 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
     }
+    let read: { text: string; value: unknown };
     try {
-      await parse(ctx, async () => undefined);
+      read = await readJson(ctx);
     } catch (caught) {
+      if (caught instanceof ApiError) throw caught;
       throw parseError(caught, ctx.get('content-encoding') || 'identity') ?? caught;
     }
     // A JSON content type with an empty body reads as {}.
-    const body: unknown = ctx.request.body ?? {};
+    const body = read.value;
     const valid = validate(body);
-    const unstorable = ESCAPED_UNSTORABLE.test(ctx.request.rawBody ?? '') ? textProblems(body) : [];
+    const unstorable = ESCAPED_UNSTORABLE.test(read.text) ? textProblems(body) : [];
     if (!valid || unstorable.length > 0) {
       const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required, unknownAtTop).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
       const errors = [...unstorable, ...refused];
