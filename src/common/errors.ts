@@ -10,7 +10,7 @@ import { MAX_BODY_BYTES } from './wire.js';
 export const ERROR_CODES = {
   invalid_parameter: { status: 400, when: 'a query parameter (or the Idempotency-Key header) is unknown or invalid' },
   invalid_cursor: { status: 400, when: 'the cursor is malformed, or was made for another resource or sort' },
-  invalid_json: { status: 400, when: 'the body is not valid JSON, or is compressed (Content-Encoding) and does not decode' },
+  invalid_json: { status: 400, when: 'the body is not valid JSON, is not UTF-8, or is compressed (Content-Encoding) and does not decode' },
   malformed_request: { status: 400, when: 'the request is not valid HTTP/1.1 (answered before any other check)' },
   missing_token: { status: 401, when: 'no Authorization header' },
   invalid_token: { status: 401, when: 'the token is malformed (its checksum does not match), unknown or revoked' },
