@@ -228,9 +228,10 @@ describe('generated write routes', () => {
 
     it('answers 400 invalid_json for a body that does not parse, or is not an object or array', async () => {
       const before = await snapshot(app, workspaceId);
-      for (const body of ['{"title":', '{"title": "x",}', "{'title': 'x'}", '"just a string"', '42']) {
+      for (const body of ['{"title":', '{"title": "x",}', "{'title': 'x'}", '"just a string"', '42', 'null']) {
         const res = await app.request('/v1/deals', { token, method: 'POST', body, headers: { 'content-type': 'application/json' } });
-        await problem(res, 400, 'invalid_json');
+        const p = await problem(res, 400, 'invalid_json');
+        if (!body.startsWith('{')) expect(p.detail, body).to.equal('The body must be a JSON object, not a string, number, boolean or null on its own.');
       }
       expect(await snapshot(app, workspaceId)).to.deep.equal(before);
     });

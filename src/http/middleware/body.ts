@@ -11,7 +11,7 @@ import { bodyErrors } from '../../kernel/messages.js';
 /** Methods whose body is read (as koa-body read them): any other's reads as empty. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-/** A JSON text that is an object or an array (RFC 8259 whitespace first): what a body may be. */
+/** A JSON text that is an object or an array (RFC 8259 whitespace first): an array goes on to be refused by the schema (422). */
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
 /**
@@ -33,7 +33,7 @@ async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
   }
   const text = bytes.toString('utf8');
   if (text === '') return { text, value: {} };
-  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body is not valid JSON: invalid JSON, only supports object and array.');
+  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body must be a JSON object, not a string, number, boolean or null on its own.');
   try {
     return { text, value: Bourne.parse(text, { protoAction: 'error' }) as unknown };
   } catch (caught) {
