@@ -89,14 +89,22 @@ export function operatorFilters(resource: Resource, fieldKinds: Readonly<Record<
   return filters;
 }
 
+/** A query schema's parameter `field[op]`: the field and the operator. */
+const OPERATOR_PROPERTY = /^(.+)\[(\w+)\]$/;
+
 /** The parameters of `field[...]` a query schema offers, by field: what an unknown operator's answer lists. */
 export function offeredOperators(properties: Readonly<Record<string, unknown>>, field: string): FilterOperator[] {
   const offered: FilterOperator[] = field in properties ? ['eq'] : [];
   for (const name of Object.keys(properties)) {
-    const match = /^(.+)\[(\w+)\]$/.exec(name);
+    const match = OPERATOR_PROPERTY.exec(name);
     if (match?.[1] === field) offered.push(match[2] as FilterOperator);
   }
   return offered;
+}
+
+/** The fields a query schema filters on with operators (`field[op]`), in order: what a filter on any other field is told. */
+export function filteredFields(properties: Readonly<Record<string, unknown>>): string[] {
+  return [...new Set(Object.keys(properties).flatMap((name) => OPERATOR_PROPERTY.exec(name)?.[1] ?? []))].sort();
 }
 
 /** The values of `field[in]`, or why they cannot be. */

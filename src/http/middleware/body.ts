@@ -8,9 +8,6 @@ import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES, textProblems } from '../../
 import type { Ctx } from './context.js';
 import { bodyErrors } from '../../kernel/messages.js';
 
-/** Methods whose body is read (as koa-body read them): any other's reads as empty. */
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
 /** A JSON text that is an object or an array (RFC 8259 whitespace first): an array goes on to be refused by the schema (422). */
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
@@ -22,7 +19,6 @@ const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
  * bourne are what koa-body reads with; koa-body itself decodes before anyone sees the bytes.
  */
 async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
-  if (!BODY_METHODS.has(ctx.method)) return { text: '', value: {} };
   const req = ctx.req;
   const encoding = req.headers['content-encoding'] || 'identity';
   const length = req.headers['content-length'];

@@ -3,16 +3,10 @@ import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { NUL, NUL_MESSAGE } from '../../common/wire.js';
 import { formatMessage, lengthMessage, patternMessage } from '../../kernel/messages.js';
-import { offeredOperators } from '../../kernel/filters.js';
+import { filteredFields, offeredOperators } from '../../kernel/filters.js';
 
 /** `field[op]`: the field and the operator a parameter names, if it names one (`a[b][c]` names `a`, and `b][c` as its operator). */
 const OPERATOR_PARAMETER = /^([^[\]]+)\[(.*)\]$/;
-
-/** The fields a query schema filters on with operators (`field[op]`), in order. */
-function filteredFields(properties: Readonly<Record<string, unknown>>): string[] {
-  const fields = Object.keys(properties).flatMap((name) => OPERATOR_PARAMETER.exec(name)?.[1] ?? []);
-  return [...new Set(fields)].sort();
-}
 
 /** What a list offers on a field, said beside any problem with one of its operator parameters. */
 function offered(properties: Readonly<Record<string, unknown>>, name: string): string {
