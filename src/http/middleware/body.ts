@@ -12,32 +12,6 @@ import { bodyErrors } from '../../kernel/messages.js';
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
 /**
- * The body's text and its value. Its bytes are read whole (at most MAX_BODY_BYTES once
- * decoded), then must be UTF-8: JSON is UTF-8 (RFC 8259), whatever charset the Content-Type
- * names, and a body in another encoding (Latin-1 or Windows-1252 from an older client) would
- * otherwise be stored with U+FFFD in place of its accented letters. raw-body, inflation and
- * bourne are what koa-body reads with; koa-body itself decodes before anyone sees the bytes.
- */
-async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
-  const req = ctx.req;
-  const encoding = req.headers['content-encoding'] || 'identity';
-  const length = req.headers['content-length'];
-  // The declared length is checked against what arrives only when nothing is to be decoded.
-  const bytes = await getRawBody(inflate(req), { limit: MAX_BODY_BYTES, ...(length && encoding === 'identity' ? { length: Number(length) || 0 } : {}) });
-  if (!isUtf8(bytes)) {
-    throw new ApiError('invalid_json', 'The body is not UTF-8: send JSON as UTF-8 (RFC 8259), whatever charset the Content-Type names; letters in another encoding (Latin-1, Windows-1252) would be stored changed.');
-  }
-  const text = bytes.toString('utf8');
-  if (text === '') return { text, value: {} };
-  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body must be a JSON object, not a string, number, boolean or null on its own.');
-  try {
-    return { text, value: Bourne.parse(text, { protoAction: 'error' }) as unknown };
-  } catch (caught) {
-    throw new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
-  }
-}
-
-/**
  * How U+0000 and half a surrogate pair can reach a JSON text: only as `\u` escapes (raw, the
  * one is not JSON and the other not UTF-8), so a body whose text has none is not walked.
  */
@@ -54,7 +28,7 @@ function isDecodingError(caught: unknown): boolean {
  * Content-Encoding), 400 (a body cut short, or longer or shorter than its Content-Length); a
  * compressed body that does not decode carries none.
  */
-function parseError(caught: unknown, encoding: string): ApiError | undefined {
+function readError(caught: unknown, encoding: string): ApiError | undefined {
   if (isDecodingError(caught)) {
     return new ApiError('invalid_json', `The body could not be decoded as Content-Encoding: ${encoding} (${(caught as Error).message}); send it whole, or without compression.`);
   }
@@ -63,6 +37,37 @@ function parseError(caught: unknown, encoding: string): ApiError | undefined {
   if (status === 415) return new ApiError('unsupported_media_type', `${(caught as Error).message}; send UTF-8 JSON, with a Content-Encoding of ${BODY_ENCODINGS.join(', ')} or none.`);
   if (status === 400) return new ApiError('invalid_json', `The body could not be read whole: ${(caught as Error).message}.`);
   return undefined;
+}
+
+/**
+ * The body's text and its value. Its bytes are read whole (at most MAX_BODY_BYTES once
+ * decoded), then must be UTF-8: JSON is UTF-8 (RFC 8259), whatever charset the Content-Type
+ * names, and a body in another encoding (Latin-1 or Windows-1252 from an older client) would
+ * otherwise be stored with U+FFFD in place of its accented letters. raw-body, inflation and
+ * bourne are what koa-body reads with; koa-body itself decodes before anyone sees the bytes.
+ */
+async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
+  const req = ctx.req;
+  const encoding = req.headers['content-encoding'] || 'identity';
+  const length = req.headers['content-length'];
+  let bytes: Buffer;
+  try {
+    // The declared length is checked against what arrives only when nothing is to be decoded.
+    bytes = await getRawBody(inflate(req), { limit: MAX_BODY_BYTES, ...(length && encoding === 'identity' ? { length: Number(length) || 0 } : {}) });
+  } catch (caught) {
+    throw readError(caught, encoding) ?? caught;
+  }
+  if (!isUtf8(bytes)) {
+    throw new ApiError('invalid_json', 'The body is not UTF-8: send JSON as UTF-8 (RFC 8259), whatever charset the Content-Type names; letters in another encoding (Latin-1, Windows-1252) would be stored changed.');
+  }
+  const text = bytes.toString('utf8');
+  if (text === '') return { text, value: {} };
+  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body must be a JSON object, not a string, number, boolean or null on its own.');
+  try {
+    return { text, value: Bourne.parse(text, { protoAction: 'error' }) as unknown };
+  } catch (caught) {
+    throw new ApiError('invalid_json', `The body is not valid JSON: ${(caught as Error).message}.`);
+  }
 }
 
 /**
@@ -75,13 +80,7 @@ export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<strin
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
     }
-    let read: { text: string; value: unknown };
-    try {
-      read = await readJson(ctx);
-    } catch (caught) {
-      if (caught instanceof ApiError) throw caught;
-      throw parseError(caught, ctx.get('content-encoding') || 'identity') ?? caught;
-    }
+    const read = await readJson(ctx);
     // A JSON content type with an empty body reads as {}.
     const body = read.value;
     const valid = validate(body);
