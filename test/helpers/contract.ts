@@ -70,8 +70,10 @@ export class Contract {
     if (!validate(value)) this.fail(what, `${this.ajv.errorsText(validate.errors)} in ${JSON.stringify(value).slice(0, 500)}`);
   }
 
+  /** The operation that answers `method` on `path`: a path the document names literally is its own alone (OpenAPI: concrete paths match before templated ones). */
   route(method: string, path: string): Route | undefined {
-    return this.routes.find((r) => r.method === method && r.pattern.test(path));
+    const literal = this.routes.some((r) => !r.template.includes('{') && `${this.base}${r.template}` === path);
+    return this.routes.find((r) => r.method === method && (literal ? `${this.base}${r.template}` === path : r.pattern.test(path)));
   }
 
   /** Checks an answer; `text` is its body. Reads nothing from `res` but status and headers. */

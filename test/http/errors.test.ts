@@ -70,6 +70,18 @@ describe('errors and headers of every answer', () => {
     }
   });
 
+  it('answers a literal path by its own routes: GET, PATCH or DELETE on /v1/deals/batch is 405 with Allow: POST, not a deal with id "batch"', async () => {
+    for (const method of ['GET', 'PATCH', 'DELETE', 'PUT']) {
+      const res = await app.request('/v1/deals/batch', { token, method, headers: { 'content-type': 'application/json' }, body: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+      const body = await problem(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow'), method).to.equal('POST');
+      expect(body.detail).to.equal(`${method} is not allowed on /v1/deals/batch; allowed: POST.`);
+      expectRateLimitHeaders(res, 1000);
+    }
+    // An id beside it is still an id.
+    await problem(await app.request('/v1/deals/batches', { token }), 404, 'not_found');
+  });
+
   it('answers 403 insufficient_scope naming the needed scope', async () => {
     const res = await app.request('/v1/deals', { token: readOnlyToken });
     const body = await problem(res, 403, 'insufficient_scope');

@@ -16,11 +16,13 @@ describe('routes dispatched by their first segment (unit)', () => {
     expect(segmentOf('/v10/deals', '/v1')).to.equal(undefined);
   });
 
-  it('answers as the whole router would: each route, its parameters, 405 with Allow, OPTIONS, and nothing for another path', async () => {
+  it('answers as the whole router would: each route, its parameters, 405 with Allow, OPTIONS, and nothing for another path; a literal path before a template', async () => {
     const router = new Router<AppState, AppContext>({ strict: true, sensitive: true });
     router.get('/v1/deals', (ctx) => void (ctx.body = 'list'));
     router.get('/v1/deals/:id', (ctx) => void (ctx.body = `deal ${ctx.params.id}`));
     router.post('/v1/deals', (ctx) => void (ctx.body = 'created'));
+    router.post('/v1/deals/batch', (ctx) => void (ctx.body = 'batch'));
+    router.patch('/v1/deals/:id', (ctx) => void (ctx.body = `patched ${ctx.params.id}`));
     router.get('/v1/leads/:id', (ctx) => void (ctx.body = `lead ${ctx.params.id}`));
     router.get('/v1/:any/help', (ctx) => void (ctx.body = `help on ${ctx.params.any}`));
     router.all('/v1/projects{/*rest}', (ctx) => void (ctx.body = 'reserved'));
@@ -51,6 +53,12 @@ describe('routes dispatched by their first segment (unit)', () => {
       expect(await call('GET', '/v1/nothing')).to.include({ status: 404 });
       expect(await call('GET', '/v1/Deals')).to.include({ status: 404 });
       expect(await call('GET', '/elsewhere')).to.include({ status: 404 });
+      // A path a route names literally is that route's alone: no template answers it (OpenAPI's order).
+      expect(await call('POST', '/v1/deals/batch')).to.include({ status: 200, text: 'batch' });
+      for (const method of ['GET', 'HEAD', 'PATCH', 'DELETE']) expect(await call(method, '/v1/deals/batch'), method).to.include({ status: 405, allow: 'POST' });
+      expect(await call('OPTIONS', '/v1/deals/batch')).to.include({ status: 200, allow: 'POST' });
+      expect(await call('PATCH', '/v1/deals/batch2')).to.include({ status: 200, text: 'patched batch2' });
+      expect(await call('PROPFIND', '/v1/deals/batch')).to.include({ status: 501 });
     } finally {
       server.close();
     }
