@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -11,18 +12,41 @@ export const MAX_ALLOWED_IPS = 20;
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-/** Why an entry is not an address or a range; undefined when it is one. */
+const NOT_AN_ADDRESS = 'is not an IPv4 or IPv6 address';
+const NOT_A_RANGE = 'is not an IPv4 or IPv6 range in CIDR notation (such as 203.0.113.0/24 or 2001:db8::/32)';
+
+/**
+ * Why an entry is not an address or a range; undefined when it is one. Addresses are read as
+ * Node reads them (`net.isIP`): IPv4 in four decimal parts without leading zeros, so that
+ * `010.0.0.1` is refused, not taken as 8.0.0.1 (octal, as ipaddr.js and inet_aton read it),
+ * nor `10.1` as 10.0.0.1. A range's address is its network's: `10.1.2.3/8`, which reads as
+ * either of two things, is refused naming both.
+ */
 export function refuseEntry(entry: string): string | undefined {
-  if (entry.includes('/')) {
-    if (!ipaddr.isValidCIDR(entry)) return `"${entry.slice(0, 60)}" is not an IPv4 or IPv6 range in CIDR notation (such as 203.0.113.0/24 or 2001:db8::/32)`;
-    return undefined;
+  const shown = `"${entry.slice(0, 60)}"`;
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  if (address.includes('%')) return `${shown} names a zone (%...), which is a network interface of one host: write the address without it`;
+  const family = isIP(address);
+  if (family === 0 && /^[0-9a-fA-Fx.]+$/.test(address) && address.includes('.')) {
+    return `${shown} ${slash === -1 ? NOT_AN_ADDRESS : NOT_A_RANGE}: write IPv4 as four decimal numbers from 0 to 255, without leading zeros (203.0.113.7)`;
   }
-  if (!ipaddr.isValid(entry)) return `"${entry.slice(0, 60)}" is not an IPv4 or IPv6 address`;
+  if (slash === -1) return family === 0 ? `${shown} ${NOT_AN_ADDRESS}` : undefined;
+  const bits = entry.slice(slash + 1);
+  if (family === 0 || !/^(0|[1-9][0-9]{0,2})$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) return `${shown} ${NOT_A_RANGE}`;
+  const [start, length] = ipaddr.parseCIDR(entry);
+  const network = start.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(entry) : ipaddr.IPv6.networkAddressFromCIDR(entry);
+  if (network.toString() !== start.toString()) return `${shown} has bits set past its /${length} prefix: write ${network.toString()}/${length} for the range, or ${start.toString()} alone for the one address`;
   return undefined;
 }
 
 function rangeOf(entry: string): Range {
-  if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+  if (entry.includes('/')) {
+    const [start, length] = ipaddr.parseCIDR(entry);
+    // An IPv4-mapped range (::ffff:203.0.113.0/120) holds the IPv4 addresses it maps, as clients are matched.
+    if (start.kind() === 'ipv6' && (start as ipaddr.IPv6).isIPv4MappedAddress() && length >= 96) return [(start as ipaddr.IPv6).toIPv4Address(), length - 96];
+    return [start, length];
+  }
   const address = ipaddr.process(entry);
   return [address, address.kind() === 'ipv4' ? 32 : 128];
 }

@@ -11,6 +11,23 @@ describe('IP allowlists (auth/allowlist.ts)', () => {
     const allows = allowlist(['203.0.113.7', '198.51.100.0/24', '2001:db8::/32', '::1']);
     for (const yes of ['203.0.113.7', '198.51.100.0', '198.51.100.255', '2001:db8::1', '2001:db8:ffff::', '::ffff:203.0.113.7', '::1']) expect(allows(yes), yes).to.equal(true);
     for (const no of ['203.0.113.8', '198.51.101.0', '2001:db9::1', '127.0.0.1', '::2', 'garbage', '']) expect(allows(no), no).to.equal(false);
+    // A range written IPv4-mapped holds the IPv4 addresses it maps.
+    const mapped = allowlist(['::ffff:192.0.2.0/120']);
+    for (const yes of ['192.0.2.1', '::ffff:192.0.2.200']) expect(mapped(yes), yes).to.equal(true);
+    expect(mapped('192.0.3.1')).to.equal(false);
+  });
+
+  it('reads IPv4 as four decimal parts only: 010.0.0.1 is refused, not taken as 8.0.0.1, and a range with bits past its prefix names both readings', () => {
+    const hint = 'write IPv4 as four decimal numbers from 0 to 255, without leading zeros (203.0.113.7)';
+    expect(allowlistProblems(['010.0.0.1', '10.1', '0x0a.0.0.1', '010.0.0.0/8', '10.1.2.3/8', '2001:db8::1/32', 'fe80::1%eth0', '10.0.0.0/8', '::ffff:203.0.113.7', '0.0.0.0/0'])).to.deep.equal([
+      { index: 0, message: `"010.0.0.1" is not an IPv4 or IPv6 address: ${hint}` },
+      { index: 1, message: `"10.1" is not an IPv4 or IPv6 address: ${hint}` },
+      { index: 2, message: `"0x0a.0.0.1" is not an IPv4 or IPv6 address: ${hint}` },
+      { index: 3, message: `"010.0.0.0/8" is not an IPv4 or IPv6 range in CIDR notation (such as 203.0.113.0/24 or 2001:db8::/32): ${hint}` },
+      { index: 4, message: '"10.1.2.3/8" has bits set past its /8 prefix: write 10.0.0.0/8 for the range, or 10.1.2.3 alone for the one address' },
+      { index: 5, message: '"2001:db8::1/32" has bits set past its /32 prefix: write 2001:db8::/32 for the range, or 2001:db8::1 alone for the one address' },
+      { index: 6, message: '"fe80::1%eth0" names a zone (%...), which is a network interface of one host: write the address without it' },
+    ]);
   });
 
   it('names each entry that is not an address or a range', () => {
@@ -97,6 +114,9 @@ describe('a key with allowed_ips, over HTTP', () => {
     await problem(await makeKey({ allowed_ips: ['203.0.113.7', '203.0.113.7'] }), 422, 'validation_failed');
     await problem(await makeKey({ allowed_ips: [''] }), 422, 'validation_failed');
     await problem(await makeKey({ allowed_ips: '203.0.113.7' }), 422, 'validation_failed');
+    // Read as some tools read them, these would admit 8.0.0.1 and the network 8.0.0.0/8.
+    const octal = await problem(await makeKey({ allowed_ips: ['010.0.0.1', '010.0.0.0/8', '10.1.2.3/8'] }), 422, 'validation_failed');
+    expect(octal.errors?.map((e) => e.pointer)).to.deep.equal(['/allowed_ips/0', '/allowed_ips/1', '/allowed_ips/2']);
     const after = Number(((await app.deps.db('api_keys').where({ workspace_id: alice.workspaceId }).count({ n: '*' })) as Array<{ n: number | string }>)[0]?.n);
     expect(after).to.equal(before);
   });
