@@ -43,7 +43,7 @@ export interface ActionDeclaration {
   scope?: 'write' | 'read';
   /** JSON Schema of the body's properties; without it, the action takes no body fields. */
   body?: Record<string, JsonSchema>;
-  /** Body properties the call must carry. */
+  /** Body properties the call must carry, beyond those whose kind is marked required (`text(200, { required: true })`). */
   required?: readonly string[];
   handle: (args: { object: Row; body: Row; update: (changes: Row) => Promise<Row>; ctx: HookContext }) => Row | void | Promise<Row | void>;
 }

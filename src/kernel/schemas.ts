@@ -1,6 +1,7 @@
 import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
 import type { OperatorFilter } from './filters.js';
 import { storable } from './kinds.js';
+import { isRequired } from './fields.js';
 
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -83,10 +84,15 @@ export function updateBodySchema(resource: Resource): JsonSchema {
   return { type: 'object', additionalProperties: false, properties: bodyProperties(resource) };
 }
 
-/** An action's body: its declared properties, nothing else. */
+/**
+ * An action's body: its declared properties, nothing else; required are those its fields mark
+ * so (`text(200, { required: true })`, as in `fields`) and those it lists in `required`.
+ */
 export function actionBodySchema(action: ActionDeclaration): JsonSchema {
-  const properties = Object.fromEntries(Object.entries(action.body ?? {}).map(([name, schema]) => [name, storable(schema)]));
-  return { type: 'object', additionalProperties: false, properties, ...(action.required?.length ? { required: [...action.required] } : {}) };
+  const body = action.body ?? {};
+  const properties = Object.fromEntries(Object.entries(body).map(([name, schema]) => [name, storable(schema)]));
+  const required = [...new Set([...Object.keys(body).filter((name) => isRequired(body[name])), ...(action.required ?? [])])];
+  return { type: 'object', additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) };
 }
 
 /** POST /<path>/batch: `{ "data": [...] }`, 1 to 100 create bodies. */

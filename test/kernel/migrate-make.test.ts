@@ -190,6 +190,8 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect(estimated.status, JSON.stringify(estimated.body)).to.equal(200);
       expect(estimated.body.effort).to.equal(40);
       expect((await call(`/v1/tasks/${task.body.id}/estimate`, 'POST', { effort: 101 })).status).to.equal(422);
+      expect((await call(`/v1/tasks/${task.body.id}/estimate`, 'POST', {})).body.errors.map((e: Json) => e.pointer)).to.deep.equal(['/effort']);
+      expect(doc.paths['/tasks/{id}/close'].post.requestBody.content['application/json'].schema.required).to.deep.equal(['reason']);
       expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', {})).body.errors.map((e: Json) => e.pointer)).to.deep.equal(['/reason']);
       expect((await call(`/v1/tasks/${task.body.id}/close`, 'POST', { reason: 'x', colour: 'red' })).status).to.equal(422);
       expect((await call('/v1/tasks/task_doesnotexist/close', 'POST', { reason: 'x' })).status).to.equal(404);
