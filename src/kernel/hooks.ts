@@ -1,4 +1,7 @@
+import type { ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { ApiError } from '../common/errors.js';
+import { createSchemaAjv } from './ajv.js';
 import type { HookContext, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 
@@ -29,5 +32,22 @@ export async function runBeforeWrite(resource: CompiledResource, object: Row, be
   if (typeof returned !== 'object' || returned === null) throw new Error(`${resource.def.name} beforeWrite returned ${String(returned)}, not the row`);
   const result: Row = { ...object };
   for (const field of Object.keys(resource.def.fields)) if (field in returned) result[field] = returned[field] ?? null;
+  // What the hook set is held to its fields' kinds, as a body is: else a 201 would hold a value
+  // the document refuses (a 300-character title on SQLite), or a backend's error (MySQL, PostgreSQL).
+  const check = objectCheck(resource);
+  if (!check(result)) {
+    const problems = (check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is not valid'}`);
+    throw new Error(`${resource.def.name} beforeWrite returned a row its fields do not take: ${problems.join('; ')}`);
+  }
   return result;
+}
+
+let ajv: Ajv2020 | undefined;
+const objectChecks = new WeakMap<CompiledResource, ValidateFunction>();
+
+/** The check of a whole object against the resource's schema, compiled at its first hooked write. */
+function objectCheck(resource: CompiledResource): ValidateFunction {
+  let check = objectChecks.get(resource);
+  if (!check) objectChecks.set(resource, (check = (ajv ??= createSchemaAjv()).compile(resource.objectSchema)));
+  return check;
 }

@@ -8,6 +8,7 @@ import { kinds } from '../../src/kernel/kinds.js';
 import { among } from '../../src/kernel/list.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
+import { waitFor } from '../helpers/app.js';
 import { admin, run, startServer } from '../helpers/processes.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -94,7 +95,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
    * Runs `test` against a server on the plugins, with `call` speaking as a key (of a new
    * workspace) holding `scopes`, and `keyFor` making more keys there.
    */
-  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string> }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
+  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string>; output: () => string }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
     const server = await startServer({ ...env });
     try {
       const ws = await admin(['workspace', 'create', '--name', 'Author', '--plan', 'pro', '--json'], env);
@@ -111,7 +112,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
         const text = await res.text();
         return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
       };
-      await test({ call, api, keyFor });
+      await test({ call, api, keyFor, output: () => server.output() });
     } finally {
       await server.stop();
     }
@@ -151,7 +152,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   });
 
   it('runs the plugin\'s hooks in the write\'s transaction, and its handler around the generated one', async () => {
-    await serving(async ({ call }) => {
+    await serving(async ({ call, output }) => {
       // validate: its problem answers 422 with its pointer, on create and on update (seeing `before`).
       const refused = await call('/v1/tasks', 'POST', { title: 'Big', effort: 80 });
       expect(refused.status).to.equal(422);
@@ -174,6 +175,14 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       const failed = await call('/v1/tasks', 'POST', { title: 'boom' });
       expect(failed.status).to.equal(500);
       expect(await list()).to.equal(rows);
+      // A hook that sets a value its field does not take (a title over 200): 500, nothing written, and the log says which.
+      const overflow = await call('/v1/tasks', 'POST', { title: 'overflow' });
+      expect(overflow.status).to.equal(500);
+      expect(await list()).to.equal(rows);
+      const patched = await call(`/v1/tasks/${task.body.id}`, 'PATCH', { title: 'overflow' });
+      expect(patched.status).to.equal(500);
+      expect((await call(`/v1/tasks/${task.body.id}`)).body).to.deep.equal(closed.body);
+      await waitFor(async () => output().includes('task beforeWrite returned a row its fields do not take: /title must NOT have more than 200 characters'), 5000, 'the hook\'s refusal in the log');
     });
   });
 
