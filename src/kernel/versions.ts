@@ -50,7 +50,7 @@ function versionsIn(name: string, header: string, comparison: 'strong' | 'weak')
   for (const part of value.split(',')) {
     const tag = TAG.exec(part.trim());
     if (!tag) {
-      throw new ApiError('invalid_parameter', `${name} must be the ETag of the object ("3"), a list of them, or *.`, { errors: [{ parameter: name, message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }] });
+      throw new ApiError('invalid_parameter', `${name} must be an entity tag such as "3" (an object's ETag, as GET answers it), a comma-separated list of them, or *.`, { errors: [{ parameter: name, message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }] });
     }
     const digits = tag[3] ?? (tag[1] && comparison === 'strong' ? undefined : tag[2]);
     if (digits !== undefined && /^[1-9]\d{0,14}$/.test(digits)) versions.add(Number(digits));

@@ -95,6 +95,8 @@ describe('versions and If-Match, over HTTP', () => {
     }
     const bad = await problem(await send(`/v1/deals/${deal.id}`, { method: 'PATCH', json: { title: 'x' }, ifMatch: 'six' }), 400, 'invalid_parameter');
     expect(bad.errors).to.deep.equal([{ parameter: 'If-Match', message: 'must be an entity tag such as "3", a comma-separated list of them, or *' }]);
+    // Not "the object's ETag ("3")": this one is at 6.
+    expect(bad.detail).to.equal('If-Match must be an entity tag such as "3" (an object\'s ETag, as GET answers it), a comma-separated list of them, or *.');
     await problem(await send('/v1/deals/deal_nothere', { method: 'PATCH', json: { title: 'x' }, ifMatch: '"1"' }), 404, 'not_found');
   });
 
