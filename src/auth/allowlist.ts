@@ -61,9 +61,13 @@ export function allowlistProblems(entries: readonly string[]): Array<{ index: nu
   return problems;
 }
 
-/** A test of client addresses against checked entries. */
+/**
+ * A test of client addresses against checked entries. An entry stored before addresses were read
+ * strictly, whose address Node does not read (`010.0.0.1`, which ipaddr.js reads as 8.0.0.1),
+ * admits nobody: the allowlist fails closed rather than admit an address nobody named.
+ */
 export function allowlist(entries: readonly string[]): (address: string) => boolean {
-  const ranges = entries.map(rangeOf);
+  const ranges = entries.filter((entry) => isIP(entry.split('/')[0] ?? '') !== 0).map(rangeOf);
   return (address) => {
     if (!ipaddr.isValid(address)) return false;
     const client = ipaddr.process(address);

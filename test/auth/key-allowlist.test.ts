@@ -15,6 +15,10 @@ describe('IP allowlists (auth/allowlist.ts)', () => {
     const mapped = allowlist(['::ffff:192.0.2.0/120']);
     for (const yes of ['192.0.2.1', '::ffff:192.0.2.200']) expect(mapped(yes), yes).to.equal(true);
     expect(mapped('192.0.3.1')).to.equal(false);
+    // An entry stored before addresses were read strictly admits nobody, not the 8.0.0.1 ipaddr.js would read.
+    const legacy = allowlist(['010.0.0.1', '010.0.0.0/8', '203.0.113.7']);
+    for (const no of ['8.0.0.1', '10.0.0.1', '8.1.2.3']) expect(legacy(no), no).to.equal(false);
+    expect(legacy('203.0.113.7')).to.equal(true);
   });
 
   it('reads IPv4 as four decimal parts only: 010.0.0.1 is refused, not taken as 8.0.0.1, and a range with bits past its prefix names both readings', () => {
