@@ -11,6 +11,7 @@ import { indexedBy } from '../db/tables.js';
 import { keysetPage } from '../kernel/keyset.js';
 import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
+import { requireSinceBeforeUntil } from '../common/window.js';
 
 /** One request made with a key, as the request log keeps it (API.md section 15). */
 export interface RequestEntry {
@@ -196,9 +197,7 @@ function view(row: Record<string, unknown>) {
 export async function listRequests(db: Knex, workspaceId: string, keyId: string, query: { limit: number; cursor?: string; status?: string; since?: string; until?: string }) {
   const since = query.since === undefined ? undefined : Date.parse(query.since);
   const until = query.until === undefined ? undefined : Date.parse(query.until);
-  if (since !== undefined && until !== undefined && !(since < until)) {
-    throw new ApiError('invalid_parameter', 'since must be before until.', { errors: [{ parameter: 'since', message: 'must be before until' }] });
-  }
+  if (since !== undefined && until !== undefined) requireSinceBeforeUntil(since, until, true, 'query');
   await keyOf(db, workspaceId, keyId);
   const exact = query.status !== undefined && /^\d+$/.test(query.status) ? Number(query.status) : undefined;
   const statusClass = query.status === undefined ? undefined : exact === undefined ? Number(query.status[0]) : Math.floor(exact / 100);

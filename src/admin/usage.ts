@@ -6,6 +6,7 @@ import { asNumber } from '../db/decode.js';
 import { isMysql, isUnavailable } from '../db/dialect.js';
 import type { Clock } from '../common/clock.js';
 import { iso } from '../db/iso.js';
+import { requireSinceBeforeUntil } from '../common/window.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 /** Hourly buckets older than this are removed by housekeeping. */
@@ -103,7 +104,7 @@ async function upsert(db: Knex, batch: readonly Bucket[]): Promise<void> {
 export function usageWindow(query: { key_id?: string; since?: string; until?: string }, now: number): { keyId?: string; since: number; until: number } {
   const until = query.until !== undefined ? Date.parse(query.until) : now;
   const since = query.since !== undefined ? Date.parse(query.since) : until - 7 * 24 * HOUR_MS;
-  if (!(since < until)) throw new ApiError('invalid_parameter', 'since must be before until.', { errors: [{ parameter: 'since', message: 'must be before until' }] });
+  requireSinceBeforeUntil(since, until, query.until !== undefined, 'query');
   if (until - since > 31 * 24 * HOUR_MS) throw new ApiError('invalid_parameter', 'A usage query spans at most 31 days.', { errors: [{ parameter: 'until', message: 'must be at most 31 days after since' }] });
   return { ...(query.key_id !== undefined ? { keyId: query.key_id } : {}), since, until };
 }

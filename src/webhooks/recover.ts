@@ -6,6 +6,7 @@ import { newDelivery, type DeliveryRow } from './deliveries.js';
 import { ApiError } from '../common/errors.js';
 import type { Who } from '../common/who.js';
 import { findSubscription, requireWebhookPlan, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
+import { requireSinceBeforeUntil } from '../common/window.js';
 
 /** Events looked at per transaction: each one short, whatever the window holds. */
 const RECOVER_BATCH = 1000;
@@ -62,7 +63,7 @@ export async function recoverWebhook(deps: WebhookDeps, who: Who, id: string, bo
   const now = deps.clock.now();
   const since = Date.parse(body.since);
   const until = body.until !== undefined ? Date.parse(body.until) : now;
-  if (!(since < until)) throw new ApiError('validation_failed', 'since must be before until.', { errors: [{ pointer: '/since', message: 'must be before until' }] });
+  requireSinceBeforeUntil(since, until, body.until !== undefined, 'body');
   if (!subscription.enabled) {
     throw new ApiError('subscription_disabled', 'The subscription is disabled: recovery sends to it, so enable it first (PATCH {"enabled": true}), then recover.');
   }

@@ -68,6 +68,8 @@ describe('the administration area: usage metering', () => {
   it('takes a window of at most 31 days and refuses a bad one', async () => {
     expect(await usage(alice, '?since=2020-01-01T00:00:00Z&until=2020-01-31T00:00:00Z')).to.deep.equal([]);
     await problem(await internal(app, '/usage?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z', { cookie: alice.cookie }), 400, 'invalid_parameter');
+    const future = await problem(await internal(app, '/usage?since=2999-01-01T00:00:00Z', { cookie: alice.cookie }), 400, 'invalid_parameter');
+    expect(future.errors?.[0]?.message).to.match(/^must be before until, which is now \(.+Z\) when left out$/);
     await problem(await internal(app, '/usage?since=2026-01-01T00:00:00Z&until=2026-03-01T00:00:00Z', { cookie: alice.cookie }), 400, 'invalid_parameter');
     await problem(await internal(app, '/usage?since=yesterday', { cookie: alice.cookie }), 400, 'invalid_parameter');
     await problem(await internal(app, '/usage?key_id=../etc', { cookie: alice.cookie }), 400, 'invalid_parameter');

@@ -117,7 +117,11 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
   it('refuses a bad window, a disabled subscription and another workspace’s, changing nothing', async () => {
     const sub = await subscribe(['*']);
     const now = Date.now();
-    await problem(await recover(sub.id, { since: new Date(now).toISOString(), until: new Date(now - 1000).toISOString() }), 422, 'validation_failed');
+    const backwards = await problem(await recover(sub.id, { since: new Date(now).toISOString(), until: new Date(now - 1000).toISOString() }), 422, 'validation_failed');
+    expect(backwards.errors).to.deep.equal([{ pointer: '/since', message: 'must be before until' }]);
+    // until left out is now: the refusal says so, rather than name a value the client never sent.
+    const future = await problem(await recover(sub.id, { since: new Date(now + 3_600_000).toISOString() }), 422, 'validation_failed');
+    expect(future.detail).to.match(/^since must be before until, which is now \(\d{4}-\d\d-\d\dT[\d:.]+Z\) when left out\.$/);
     await problem(await recover(sub.id, {}), 422, 'validation_failed');
     await problem(await recover(sub.id, { since: 'yesterday' }), 422, 'validation_failed');
     await problem(await recover(sub.id, { since: new Date(now).toISOString(), extra: 1 }), 422, 'validation_failed');
