@@ -24,15 +24,27 @@ import { Wakeup } from './wakeup.js';
 const FAN_OUT_BATCH = { mysql: 500, postgres: 500, sqlite: 40 } as const;
 const CLAIM_BATCH = 100;
 /**
- * After a round that found work but filled no batch, the next one waits this long, signals or
- * not. Under a steady stream of writes a round (a fan-out and a claim, each a transaction of a
- * few statements) then takes the tens of events written meanwhile, instead of turning as fast as
- * it can for one or two: an inline worker under 4,000 writes a second cost each write 54 µs of
- * the server's CPU on MariaDB that way (bench:write, inline against off). A round that filled a
- * batch goes again at once: a backlog drains at full speed. It adds at most this much to a
- * delivery's latency.
+ * After a round that found work but filled no batch, the next one waits: half a millisecond for
+ * each event the round fanned out, from GATHER_MS to MAX_GATHER_MS, signals or not. Under a
+ * steady stream of writes a round (a fan-out and a claim, each a transaction of a few
+ * statements) then takes the events written meanwhile, instead of turning as fast as it can for
+ * one or two: an inline worker that turned for every write cost each write 54 µs of the
+ * server's CPU on MariaDB (bench:write, inline against off), and one that always waited 10 ms
+ * still cost 2,000 writes a second 14% of them (0.86) on a machine whose system calls are dear.
+ * At that rate a round finds tens of events and the wait settles at 25 ms (0.96 on MariaDB).
+ * At 200 writes a second a round finds a few and waits 10 ms, as before (bench:webhooks on
+ * MariaDB: p50 41 ms, against 39-40 with 10 ms always and 48 with 25 ms always); the wait grows
+ * and shrinks with the stream, so a backlog's last rounds do not hold the next events long.
+ * A round that filled a batch goes again at once: a backlog drains at full speed. The wait is
+ * what a round adds to a delivery's latency at most.
  */
 export const GATHER_MS = 10;
+export const MAX_GATHER_MS = 25;
+
+/** How long the worker waits, in milliseconds, after a round that fanned out `fanned` events without filling a batch. */
+export function gatherFor(fanned: number): number {
+  return Math.min(MAX_GATHER_MS, Math.max(GATHER_MS, fanned / 2));
+}
 
 /** What a round found: nothing, some work, or a full batch (more is likely waiting); counted by found in wsapi_webhook_worker_rounds_total. */
 type Found = 'nothing' | 'some' | 'full';
@@ -91,6 +103,8 @@ class DeliveryWorker implements Worker {
   private readonly minClaim: number;
   private running = true;
   private claims = 0;
+  /** Events the last round fanned out: how long the next one gathers (gatherFor). */
+  private fanned = 0;
   private readonly loopDone: Promise<void>;
 
   constructor(
@@ -183,6 +197,7 @@ class DeliveryWorker implements Worker {
     const { db, clock, config } = this.deps;
     const fanBatch = FAN_OUT_BATCH[config.database.client];
     const fanned = await fanOut(db, clock.now(), fanBatch, config.webhookRetryDelays.length);
+    this.fanned = fanned.events;
     let found: Found = fanned.events === fanBatch ? 'full' : fanned.events > 0 ? 'some' : 'nothing';
     // The claim on a turn of its own: events fanned out, then the requests waiting, then the claim.
     if (found !== 'nothing') await new Promise((resolve) => setImmediate(resolve));
@@ -219,10 +234,10 @@ class DeliveryWorker implements Worker {
         await this.wakeup.sleep(1000);
       }
       if (!this.running) break;
-      // A full batch: go again at once. Some work: gather for GATHER_MS. Nothing: sleep until the
+      // A full batch: go again at once. Some work: gather (gatherFor). Nothing: sleep until the
       // outbox signal or the next due retry, or poll (rarely for an inline worker, which hears
       // its own process's writes).
-      if (found === 'some') await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+      if (found === 'some') await new Promise((resolve) => setTimeout(resolve, gatherFor(this.fanned)));
       else if (found === 'nothing') await this.wakeup.sleep(await this.idleFor());
     }
   }

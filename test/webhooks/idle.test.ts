@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { GATHER_MS, startWorker, type Worker } from '../../src/webhooks/worker.js';
+import { GATHER_MS, gatherFor, MAX_GATHER_MS, startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -52,6 +52,11 @@ describe('an inline worker with nothing to do', () => {
     expect((attempt?.at ?? Infinity) - written).to.be.below(4000);
     expect((retry?.at ?? Infinity) - (attempt?.at ?? 0)).to.be.within(300, 4500);
     expect(retry?.id).to.equal(attempt?.id);
+  });
+
+  it('gathers half a millisecond for each event a round fanned out, from GATHER_MS (10) to MAX_GATHER_MS (25)', () => {
+    expect([0, 1, 20, 30, 44, 50, 60, 499].map(gatherFor)).to.deep.equal([10, 10, 10, 15, 22, 25, 25, 25]);
+    expect([GATHER_MS, MAX_GATHER_MS]).to.deep.equal([gatherFor(0), gatherFor(500)]);
   });
 
   it('takes a stream of writes in rounds of many events: a round that found work at most every GATHER_MS, not one a write', async () => {
