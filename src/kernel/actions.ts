@@ -1,7 +1,6 @@
 import { writeTransaction } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
-import { createSchemaAjv } from './ajv.js';
-import type { ValidateFunction } from 'ajv';
+import { validatorPerKey } from './ajv.js';
 import type { Row } from './define.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { findForUpdate } from './lookup.js';
@@ -12,13 +11,11 @@ import { pickFields } from './rows.js';
 import { applyUpdate } from './update.js';
 import type { WriteDeps } from './writes.js';
 
-let ajv: ReturnType<typeof createSchemaAjv> | undefined;
-const updateValidators = new WeakMap<CompiledResource, ValidateFunction>();
+const updateCheck = validatorPerKey((resource: CompiledResource) => resource.updateBodySchema);
 
 /** Changes an action hands to update(), checked as a PATCH body is: 422 naming each field that is wrong. */
 function checkChanges(resource: CompiledResource, changes: Row): void {
-  let check = updateValidators.get(resource);
-  if (!check) updateValidators.set(resource, (check = (ajv ??= createSchemaAjv()).compile(resource.updateBodySchema)));
+  const check = updateCheck(resource);
   if (check(changes)) return;
   const { def } = resource;
   const errors = bodyErrors(check.errors ?? [], new Set(Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)), new Set(def.required));

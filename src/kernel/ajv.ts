@@ -36,3 +36,19 @@ export function compileOnUse(ajv: Ajv2020, schema: object): () => ValidateFuncti
   let validate: ValidateFunction | undefined;
   return () => (validate ??= ajv.compile(schema));
 }
+
+let onUse: Ajv2020 | undefined;
+
+/**
+ * A validator for each key (a resource), compiled from `schemaOf(key)` at its first use, all
+ * with one schema ajv made at the first: for the checks the kernel runs on what plugin code
+ * returns (an action's changes, a beforeWrite hook's row), which most resources never meet.
+ */
+export function validatorPerKey<K extends object>(schemaOf: (key: K) => object): (key: K) => ValidateFunction {
+  const compiled = new WeakMap<K, ValidateFunction>();
+  return (key) => {
+    let validate = compiled.get(key);
+    if (!validate) compiled.set(key, (validate = (onUse ??= createSchemaAjv()).compile(schemaOf(key))));
+    return validate;
+  };
+}

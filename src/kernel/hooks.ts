@@ -1,7 +1,5 @@
-import type { ValidateFunction } from 'ajv';
-import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { ApiError } from '../common/errors.js';
-import { createSchemaAjv } from './ajv.js';
+import { validatorPerKey } from './ajv.js';
 import type { HookContext, Row } from './define.js';
 import type { CompiledResource } from './registry.js';
 
@@ -42,12 +40,5 @@ export async function runBeforeWrite(resource: CompiledResource, object: Row, be
   return result;
 }
 
-let ajv: Ajv2020 | undefined;
-const objectChecks = new WeakMap<CompiledResource, ValidateFunction>();
-
 /** The check of a whole object against the resource's schema, compiled at its first hooked write. */
-function objectCheck(resource: CompiledResource): ValidateFunction {
-  let check = objectChecks.get(resource);
-  if (!check) objectChecks.set(resource, (check = (ajv ??= createSchemaAjv()).compile(resource.objectSchema)));
-  return check;
-}
+const objectCheck = validatorPerKey((resource: CompiledResource) => resource.objectSchema);

@@ -103,8 +103,6 @@ class DeliveryWorker implements Worker {
   private readonly minClaim: number;
   private running = true;
   private claims = 0;
-  /** Events the last round fanned out: how long the next one gathers (gatherFor). */
-  private fanned = 0;
   private readonly loopDone: Promise<void>;
 
   constructor(
@@ -192,12 +190,11 @@ class DeliveryWorker implements Worker {
     return due === undefined ? poll : Math.min(poll, Math.max(due - clock.now(), 5));
   }
 
-  /** One round: fans out committed events, then claims and sends what is due. What it found. */
-  private async cycle(): Promise<Found> {
+  /** One round: fans out committed events, then claims and sends what is due. What it found, and how many events it fanned out. */
+  private async cycle(): Promise<{ found: Found; fanned: number }> {
     const { db, clock, config } = this.deps;
     const fanBatch = FAN_OUT_BATCH[config.database.client];
     const fanned = await fanOut(db, clock.now(), fanBatch, config.webhookRetryDelays.length);
-    this.fanned = fanned.events;
     let found: Found = fanned.events === fanBatch ? 'full' : fanned.events > 0 ? 'some' : 'nothing';
     // The claim on a turn of its own: events fanned out, then the requests waiting, then the claim.
     if (found !== 'nothing') await new Promise((resolve) => setImmediate(resolve));
@@ -211,16 +208,16 @@ class DeliveryWorker implements Worker {
       if (jobs.length >= limit) found = 'full';
       else if (jobs.length > 0 && found === 'nothing') found = 'some';
     }
-    return found;
+    return { found, fanned: fanned.events };
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
       this.wakeup.reset();
-      let found: Found;
+      let round: { found: Found; fanned: number };
       try {
-        found = await this.cycle();
-        this.deps.metrics.workerRounds.inc({ found });
+        round = await this.cycle();
+        this.deps.metrics.workerRounds.inc({ found: round.found });
       } catch (err) {
         this.deps.log.error({ err, worker: this.id }, 'worker cycle failed; retrying shortly');
         await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -237,8 +234,8 @@ class DeliveryWorker implements Worker {
       // A full batch: go again at once. Some work: gather (gatherFor). Nothing: sleep until the
       // outbox signal or the next due retry, or poll (rarely for an inline worker, which hears
       // its own process's writes).
-      if (found === 'some') await new Promise((resolve) => setTimeout(resolve, gatherFor(this.fanned)));
-      else if (found === 'nothing') await this.wakeup.sleep(await this.idleFor());
+      if (round.found === 'some') await new Promise((resolve) => setTimeout(resolve, gatherFor(round.fanned)));
+      else if (round.found === 'nothing') await this.wakeup.sleep(await this.idleFor());
     }
   }
 }
