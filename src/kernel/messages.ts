@@ -63,17 +63,30 @@ function pointerOf(error: ErrorObject): string {
   return error.instancePath;
 }
 
-/** What a member the body's schema does not know is told, by default. */
-const UNKNOWN_FIELD = 'is not a field of this resource';
+/** The fields an object's schema takes, read-only ones aside, as a list to say ("title, amount and stage"). */
+function fieldsOf(error: ErrorObject, readOnly: ReadonlySet<string>): string | undefined {
+  const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  const names = Object.keys(properties ?? {}).filter((name) => !readOnly.has(name));
+  if (names.length === 0) return undefined;
+  return names.length === 1 ? (names[0] as string) : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] as string}`;
+}
 
-function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop: string): string {
+function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop: string | undefined): string {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return 'is required';
-    case 'additionalProperties':
+    case 'additionalProperties': {
       if (readOnly.has(String(params.additionalProperty))) return 'is read-only: the service sets it';
-      return error.instancePath === '' ? unknownAtTop : UNKNOWN_FIELD;
+      if (error.instancePath === '' && unknownAtTop !== undefined) return unknownAtTop;
+      // The fields it does take: a typo (`titel`) is then plain to see.
+      const fields = fieldsOf(error, readOnly);
+      return fields === undefined ? 'is not a field this body takes' : `is not a field this body takes; it takes ${fields}`;
+    }
+    case 'minProperties': {
+      const fields = fieldsOf(error, readOnly);
+      return `must name at least one field to change${fields === undefined ? '' : `: ${fields}`}`;
+    }
     case 'type':
       return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.split('/').pop() ?? ''));
     case 'enum':
@@ -98,7 +111,7 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
  * format), each said for a person; `unknownAtTop` is what a member the schema does not know is
  * told at the body's top level (a batch's envelope is not the resource).
  */
-export function bodyErrors(errors: readonly ErrorObject[], readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop = UNKNOWN_FIELD): ErrorItem[] {
+export function bodyErrors(errors: readonly ErrorObject[], readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop?: string): ErrorItem[] {
   const byPointer = new Map<string, ErrorItem>();
   for (const e of errors) {
     const pointer = pointerOf(e);

@@ -84,7 +84,7 @@ export interface BodySpec {
   readOnly?: readonly string[];
   /** Fields that may not be null (for the message), beyond the schema's own `required`. */
   required?: readonly string[];
-  /** What a member the schema does not know is told at the body's top level; "is not a field of this resource" by default. */
+  /** What a member the schema does not know is told at the body's top level; by default, that the body does not take it and which fields it does. */
   unknownAtTop?: string;
 }
 

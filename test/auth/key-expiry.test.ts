@@ -90,8 +90,11 @@ describe('key expiry and the workspace key lifetime', () => {
     await problem(await setLifetime(10, alice, 'https://evil.example'), 403, 'forbidden_origin');
     await problem(await setLifetime(10, alice, null), 403, 'forbidden_origin');
     for (const bad of [0, 3651, 2.5, 'ten']) await problem(await setLifetime(bad), 422, 'validation_failed');
-    await problem(await internal(app, '/workspace', { method: 'PATCH', json: {}, cookie: alice.cookie }), 422, 'validation_failed');
-    await problem(await internal(app, '/workspace', { method: 'PATCH', json: { plan: 'enterprise' }, cookie: alice.cookie }), 422, 'validation_failed');
+    const empty = await problem(await internal(app, '/workspace', { method: 'PATCH', json: {}, cookie: alice.cookie }), 422, 'validation_failed');
+    expect(empty.detail).to.equal('The body does not match the schema: must name at least one field to change: max_key_lifetime_days.');
+    const plan = await problem(await internal(app, '/workspace', { method: 'PATCH', json: { plan: 'enterprise' }, cookie: alice.cookie }), 422, 'validation_failed');
+    // Not "a field of this resource": the workspace's policy is not one, and the answer says what it takes.
+    expect(plan.errors).to.deep.equal([{ pointer: '/plan', message: 'is not a field this body takes; it takes max_key_lifetime_days' }]);
     expect(((await (await internal(app, '/workspace', { cookie: alice.cookie })).json()) as Json).max_key_lifetime_days).to.equal(null);
 
     const bob = await person(app);

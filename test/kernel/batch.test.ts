@@ -57,7 +57,7 @@ describe('batch create', () => {
     body = await problem(await app.request('/v1/deals/batch', { token, method: 'POST', json: { data: [{ title: 'one', stage: 'won' }], dry_run: true } }), 422, 'validation_failed');
     expect(body.errors).to.deep.equal([{ pointer: '/dry_run', message: 'is not part of a batch, whose body is { "data": [...] } and nothing else' }]);
     body = await problem(await batch('/v1/deals', [{ title: 'one', colour: 'red' }]), 422, 'validation_failed');
-    expect(body.errors).to.deep.equal([{ pointer: '/data/0/colour', message: 'is not a field of this resource' }]);
+    expect(body.errors).to.deep.equal([{ pointer: '/data/0/colour', message: 'is not a field this body takes; it takes title, amount, currency, stage, client_id and expected_close_date' }]);
     expect(await count('deals')).to.equal(before.deals + 100);
     expect(await count('events')).to.equal(before.events + 100);
   });
