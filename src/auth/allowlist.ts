@@ -15,6 +15,9 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 const NOT_AN_ADDRESS = 'is not an IPv4 or IPv6 address';
 const NOT_A_RANGE = 'is not an IPv4 or IPv6 range in CIDR notation (such as 203.0.113.0/24 or 2001:db8::/32)';
 
+/** An entry's address: all of it, or what comes before a range's `/`. */
+const addressOf = (entry: string) => entry.split('/', 1)[0] ?? '';
+
 /**
  * Why an entry is not an address or a range; undefined when it is one. Addresses are read as
  * Node reads them (`net.isIP`): IPv4 in four decimal parts without leading zeros, so that
@@ -25,7 +28,7 @@ const NOT_A_RANGE = 'is not an IPv4 or IPv6 range in CIDR notation (such as 203.
 export function refuseEntry(entry: string): string | undefined {
   const shown = `"${entry.slice(0, 60)}"`;
   const slash = entry.indexOf('/');
-  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const address = addressOf(entry);
   if (address.includes('%')) return `${shown} names a zone (%...), which is a network interface of one host: write the address without it`;
   const family = isIP(address);
   if (family === 0 && /^[0-9a-fA-Fx.]+$/.test(address) && address.includes('.')) {
@@ -67,7 +70,7 @@ export function allowlistProblems(entries: readonly string[]): Array<{ index: nu
  * admits nobody: the allowlist fails closed rather than admit an address nobody named.
  */
 export function allowlist(entries: readonly string[]): (address: string) => boolean {
-  const ranges = entries.filter((entry) => isIP(entry.split('/')[0] ?? '') !== 0).map(rangeOf);
+  const ranges = entries.filter((entry) => isIP(addressOf(entry)) !== 0).map(rangeOf);
   return (address) => {
     if (!ipaddr.isValid(address)) return false;
     const client = ipaddr.process(address);

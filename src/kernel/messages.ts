@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { ErrorItem } from '../common/errors.js';
+import { inWords } from '../common/words.js';
 
 /**
  * Validation messages that say what is expected, with an example, rather than the rule that
@@ -67,8 +68,7 @@ function pointerOf(error: ErrorObject): string {
 function fieldsOf(error: ErrorObject, readOnly: ReadonlySet<string>): string | undefined {
   const properties = (error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties;
   const names = Object.keys(properties ?? {}).filter((name) => !readOnly.has(name));
-  if (names.length === 0) return undefined;
-  return names.length === 1 ? (names[0] as string) : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1] as string}`;
+  return names.length === 0 ? undefined : inWords(names);
 }
 
 function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: ReadonlySet<string>, unknownAtTop: string | undefined): string {

@@ -3,6 +3,7 @@ import type { JsonSchema } from '../kernel/define.js';
 import type { Registry } from '../kernel/registry.js';
 import { ref } from './operation.js';
 import { pageSchema, pascal } from './resources.js';
+import { inWords } from '../common/words.js';
 
 const SIGNATURE = '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$';
 
@@ -34,8 +35,6 @@ function duration(seconds: number): string {
   if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
   return `${seconds} s`;
 }
-
-const inWords = (items: string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
 
 function receiverAnswers(facts: DeliveryFacts): JsonSchema {
   return {
