@@ -2,6 +2,7 @@ import { writeTransaction } from '../db/tx.js';
 import { ApiError, CommitOutcomeUnknown } from '../common/errors.js';
 import type { Row } from './define.js';
 import { afterHooks, afterLostCommit, newRow, type Created } from './create.js';
+import { checkMoney } from './money.js';
 import { checkReferences } from './references.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { pickFields } from './rows.js';
@@ -30,6 +31,7 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
   bodies.forEach((body, i) => {
     try {
       checkInitialState(resource, body);
+      checkMoney(resource.money, body);
     } catch (error) {
       throw itemError(error, i);
     }

@@ -4,6 +4,7 @@ import { CommitOutcomeUnknown, outcomeUnknown } from '../common/errors.js';
 import { newId } from '../common/ids.js';
 import type { Row } from './define.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
+import { checkMoney } from './money.js';
 import { checkReferences } from './references.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
 import { pickFields } from './rows.js';
@@ -76,6 +77,7 @@ export async function createObject(deps: WriteDeps, store: ResourceStore, worksp
   const { def } = resource;
   const { db, clock, notifier } = deps;
   checkInitialState(resource, body);
+  checkMoney(resource.money, body);
   const now = clock.now();
   const row = newRow(store, workspaceId, body, now);
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;

@@ -83,7 +83,7 @@ export function boolean(options: { default?: boolean; description?: string } = {
 /** Money is an integer amount in minor units plus an ISO 4217 currency code. */
 export function money(): { amount: JsonSchema; currency: JsonSchema } {
   return {
-    amount: withKind({ type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents).', examples: [125000] }, kinds.money()),
+    amount: withKind({ type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents) of `currency`, which must be set with it.', examples: [125000] }, kinds.money()),
     currency: withKind({ type: ['string', 'null'], pattern: '^[A-Z]{3}$', format: 'currency', description: 'ISO 4217 currency code in current use.', examples: ['EUR'] }, kinds.currency()),
   };
 }

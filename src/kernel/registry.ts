@@ -6,6 +6,7 @@ import { referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
 import { operatorFilters, type OperatorFilter } from './filters.js';
 import { expandParameter } from './expand.js';
+import { moneyPairs, type MoneyPair } from './money.js';
 import { searchableFields, searchParameter } from './search.js';
 import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
 import { importFile } from '../common/modules.js';
@@ -27,6 +28,8 @@ export interface CompiledResource {
   readonly filters: readonly OperatorFilter[];
   /** The fields `q` searches (kernel/search.ts), from their kinds; none, and the list takes no `q`. */
   readonly searchable: readonly string[];
+  /** Its money fields, each with the currency field its amount needs (kernel/money.ts). */
+  readonly money: readonly MoneyPair[];
 }
 
 export interface Registry {
@@ -190,6 +193,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         kinds,
         filters: Object.freeze(filters),
         searchable: Object.freeze(searchable),
+        money: Object.freeze(moneyPairs(kinds)),
       }),
     );
   }

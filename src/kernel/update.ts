@@ -2,6 +2,7 @@ import { writeTransaction, type Tx } from '../db/tx.js';
 import type { WriteDeps } from './writes.js';
 import type { Row } from './define.js';
 import { findForUpdate } from './lookup.js';
+import { checkMoney } from './money.js';
 import { checkReferences } from './references.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
 import { pickFields } from './rows.js';
@@ -37,6 +38,7 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   const { def } = resource;
   const before = store.toObject(row);
   checkTransition(resource, before, body);
+  checkMoney(resource.money, body, before);
   const ctx = def.validate || def.beforeWrite ? { workspaceId, now: new Date(now) } : undefined;
   if (ctx) await runValidate(resource, body, before, ctx);
   // As stored; compared as clients read them back (a stored boolean is 0 or 1, and

@@ -26,7 +26,7 @@ describe('batch create', () => {
 
   it('creates every object in the order sent, each with its own created event', async () => {
     const client = (await (await app.request('/v1/clients', { token, method: 'POST', json: { name: 'Acme' } })).json()) as Row;
-    const res = await batch('/v1/deals', [{ title: 'one', amount: 100 }, { title: 'two', client_id: client.id }, { title: 'three', stage: 'won' }]);
+    const res = await batch('/v1/deals', [{ title: 'one', amount: 100, currency: 'EUR' }, { title: 'two', client_id: client.id }, { title: 'three', stage: 'won' }]);
     expect(res.status, await res.clone().text()).to.equal(201);
     expect(res.headers.get('location')).to.equal(null);
     const { data } = (await res.json()) as { data: Row[] };
@@ -74,6 +74,10 @@ describe('batch create', () => {
     body = await problem(await batch('/v1/deals', items.map((d, i) => (i === 57 ? { ...d, client_id: 'client_000000000000000000000000' } : d))), 422, 'validation_failed');
     expect(body.errors?.map((e) => e.pointer)).to.deep.equal(['/data/57/client_id']);
     expect(body.detail).to.match(/^Item 57: /);
+    // An amount without its currency.
+    body = await problem(await batch('/v1/deals', items.map((d, i) => (i === 41 ? { ...d, amount: 900 } : d))), 422, 'validation_failed');
+    expect(body.errors?.map((e) => e.pointer)).to.deep.equal(['/data/41/currency']);
+    expect(body.detail).to.match(/^Item 41: currency is required when amount is set/);
     // Refused by the state machine (an invoice starts as a draft).
     body = await problem(await batch('/v1/invoices', [{ number: 'A-1' }, { number: 'A-2', status: 'paid' }]), 409, 'invalid_transition');
     expect(body.errors?.[0]?.pointer).to.equal('/data/1/status');

@@ -114,7 +114,7 @@ describe('state machines', () => {
       it('lets a final object keep its state while other fields change', async () => {
         const final = states.find((s) => (machine.allowed[s] ?? []).length === 0) as string;
         const object = await inState(final);
-        const res = await patch(`/v1/${resource}/${object.id}`, { [machine.field]: final, amount: 42 });
+        const res = await patch(`/v1/${resource}/${object.id}`, { [machine.field]: final, amount: 42, currency: 'EUR' });
         expect(res.status).to.equal(200);
         expect(((await res.json()) as Obj).amount).to.equal(42);
       });

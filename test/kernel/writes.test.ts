@@ -174,6 +174,8 @@ describe('generated write routes', () => {
       ['several problems at once', '/v1/leads', { email: 'nope', score: 'high', extra: true }, ['/name', '/email', '/score', '/extra']],
       ['an array', '/v1/clients', [{ name: 'x' }], ['']],
       ['an empty body', '/v1/clients', {}, ['/name']],
+      ['an amount without its currency', '/v1/deals', { title: 'x', amount: 5 }, ['/currency']],
+      ['an amount with a null currency', '/v1/invoices', { number: 'x', amount: 5, currency: null }, ['/currency']],
     ];
     for (const [what, path, json, pointers] of invalid) {
       it(`refuses ${what} with 422 and one entry per problem`, async () => {
@@ -184,6 +186,37 @@ describe('generated write routes', () => {
         expect(await snapshot(app, workspaceId)).to.deep.equal(before);
       });
     }
+
+    it('keeps an amount with its currency: a PATCH that would leave one without the other is refused, one that touches neither is not', async () => {
+      expect(await create('/v1/deals', { title: 'No money', amount: null })).to.include({ amount: null, currency: null });
+      const deal = await create('/v1/deals', { title: 'Money', amount: 5000, currency: 'EUR' });
+      const bare = await create('/v1/proposals', { title: 'Unpriced' });
+      const before = await snapshot(app, workspaceId);
+      const refusals: Array<[string, Record<string, unknown>, string]> = [
+        [`/v1/deals/${deal.id}`, { currency: null }, 'cannot be null while amount is 5000: set amount to null with it, or give another currency'],
+        [`/v1/proposals/${bare.id}`, { amount: 100 }, 'is required when amount is set: an amount is counted in minor units of its currency'],
+        [`/v1/proposals/${bare.id}`, { amount: 100, currency: null }, 'cannot be null while amount is 100: set amount to null with it, or give another currency'],
+      ];
+      for (const [path, json, message] of refusals) {
+        const body = await problem(await app.request(path, { token, method: 'PATCH', json }), 422, 'validation_failed');
+        expect(body.errors, JSON.stringify(json)).to.deep.equal([{ pointer: '/currency', message }]);
+        expect(body.detail).to.equal(`currency ${message}.`);
+      }
+      expect(await snapshot(app, workspaceId)).to.deep.equal(before);
+      const patched = async (path: string, json: Record<string, unknown>) => {
+        const res = await app.request(path, { token, method: 'PATCH', json });
+        expect(res.status, await res.clone().text()).to.equal(200);
+        return (await res.json()) as Obj;
+      };
+      expect(await patched(`/v1/deals/${deal.id}`, { amount: 7000 })).to.include({ amount: 7000, currency: 'EUR' });
+      expect(await patched(`/v1/deals/${deal.id}`, { currency: 'USD' })).to.include({ amount: 7000, currency: 'USD' });
+      expect(await patched(`/v1/deals/${deal.id}`, { amount: null, currency: null })).to.include({ amount: null, currency: null });
+      expect(await patched(`/v1/proposals/${bare.id}`, { amount: 100, currency: 'JPY' })).to.include({ amount: 100, currency: 'JPY' });
+      // A row stored before the rule (an amount without a currency) still takes changes that leave its money alone.
+      await app.deps.db('deals').where({ id: deal.id }).update({ amount: 300, currency: null });
+      expect(await patched(`/v1/deals/${deal.id}`, { title: 'Older money' })).to.include({ title: 'Older money', amount: 300, currency: null });
+      await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { amount: 400 } }), 422, 'validation_failed');
+    });
 
     it('says what each field expects, with an example, rather than the rule that failed', async () => {
       const deal = await create('/v1/deals', { title: 'Messages' });
@@ -333,7 +366,7 @@ describe('generated write routes', () => {
 
   describe('concurrent writes to one object', () => {
     it('serialise: 20 PATCHes at once each see the one before (a chain of events), and a DELETE among them ends it', async () => {
-      const deal = await create('/v1/deals', { title: 'title 0', amount: 0 });
+      const deal = await create('/v1/deals', { title: 'title 0', amount: 0, currency: 'EUR' });
       const answers = await Promise.all(
         Array.from({ length: 20 }, (_, i) => app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: `title ${i + 1}`, amount: i + 1 } })),
       );

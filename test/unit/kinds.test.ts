@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { kindOf, SAFE_INTEGER, storable } from '../../src/kernel/kinds.js';
+import { kindOf, SAFE_INTEGER, storable, type FieldKind } from '../../src/kernel/kinds.js';
+import { checkMoney, moneyPairs } from '../../src/kernel/money.js';
+import type { ApiError } from '../../src/common/errors.js';
 import { boolean, datetime, email, integer, money, moment, ref, required, states, text } from '../../src/kernel/fields.js';
 import { KIND_CASES } from '../helpers/kinds.js';
 import { textType } from '../../src/db/tables.js';
@@ -103,5 +105,38 @@ describe('field kinds: a column holds every value of its kind, or boot says so',
     expect(fits(info('mediumtext', 16_777_215), unbounded)).to.equal(true);
     expect(fits(info('text', null), unbounded)).to.equal(true);
     expect(fits(info('varchar', 255), long)).to.equal(false);
+  });
+});
+
+describe('field kinds: money keeps an amount with its currency', () => {
+  const pairs = moneyPairs({ title: kindOf(text(200)) as FieldKind, ...Object.fromEntries(Object.entries(money()).map(([f, s]) => [f, kindOf(s) as FieldKind])) });
+  const refusal = (body: Record<string, unknown>, before?: Record<string, unknown>) => {
+    try {
+      checkMoney(pairs, body, before);
+      return undefined;
+    } catch (error) {
+      return (error as ApiError).extras.errors?.[0];
+    }
+  };
+
+  it('pairs the money field with the one currency field', () => {
+    expect(pairs).to.deep.equal([{ amount: 'amount', currency: 'currency' }]);
+    expect(moneyPairs({ amount: kindOf(money().amount) as FieldKind })).to.deep.equal([]);
+  });
+
+  it('refuses an amount left without a currency, on create and on change', () => {
+    expect(refusal({ amount: 1 })?.pointer).to.equal('/currency');
+    expect(refusal({ amount: 1, currency: null })?.message).to.match(/^cannot be null while amount is 1/);
+    expect(refusal({ amount: 0 }, { amount: null, currency: null })?.message).to.match(/^is required when amount is set/);
+    expect(refusal({ currency: null }, { amount: 5, currency: 'EUR' })?.pointer).to.equal('/currency');
+  });
+
+  it('lets through an amount with its currency, no amount, and a change that leaves both alone', () => {
+    expect(refusal({ amount: 1, currency: 'EUR' })).to.equal(undefined);
+    expect(refusal({ amount: null })).to.equal(undefined);
+    expect(refusal({ title: 'x' })).to.equal(undefined);
+    expect(refusal({ amount: 2 }, { amount: 1, currency: 'EUR' })).to.equal(undefined);
+    expect(refusal({ title: 'x' }, { amount: 1, currency: null })).to.equal(undefined);
+    expect(refusal({ amount: null, currency: null }, { amount: 1, currency: 'EUR' })).to.equal(undefined);
   });
 });
