@@ -6,7 +6,9 @@ import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
- * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>`, each
+ * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>`, or
+ * `amqps://` for AMQP over TLS (the broker's certificate checked against the URL's host, as
+ * for https; port 5671 by default), each
  * delivery published to the exchange (routing key: the event type) with the event as its body
  * and the Standard Webhooks headers as message headers, persistent, and counted delivered once
  * the broker confirms it (publisher confirms). A missing exchange, a refused login or a broker
@@ -14,6 +16,8 @@ import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
  */
 
 export const AMQP_PORT = 5672;
+/** AMQP over TLS (amqps://). */
+export const AMQPS_PORT = 5671;
 
 /** An exchange name as AMQP 0-9-1 takes it: letters, digits, hyphen, underscore, period, colon. */
 const EXCHANGE = /^[A-Za-z0-9_.:-]{1,127}$/;
@@ -46,14 +50,20 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
   async function linkTo(url: URL, exchange: string): Promise<Link> {
     const [address] = await checkHost(bareHost(url), resolve, allowPrivate);
     if (address === undefined) throw new DestinationError(`${url.hostname} does not resolve`);
-    const port = Number(url.port || AMQP_PORT);
+    const secure = url.protocol === 'amqps:';
+    const port = Number(url.port || (secure ? AMQPS_PORT : AMQP_PORT));
     const username = decodeURIComponent(url.username) || 'guest';
     const password = decodeURIComponent(url.password) || 'guest';
-    const key = `${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}|${exchange}`;
+    // Over TLS the socket goes to the address just checked, and the certificate is checked against the URL's host.
+    const host = bareHost(url);
+    const key = `${url.protocol}//${host}@${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}|${exchange}`;
     let pending = links.get(key);
     if (!pending) {
       pending = (async () => {
-        const connection = await amqp.connect({ protocol: 'amqp', hostname: address, port, username, password, vhost: '/', heartbeat: 30 }, { timeout: timeoutMs });
+        const connection = await amqp.connect(
+          { protocol: secure ? 'amqps' : 'amqp', hostname: address, port, username, password, vhost: '/', heartbeat: 30 },
+          { timeout: timeoutMs, ...(secure ? { servername: host } : {}) },
+        );
         connection.on('error', () => undefined);
         connection.on('close', () => links.delete(key));
         const channel = await connection.createConfirmChannel();

@@ -22,7 +22,7 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
   if (body.url !== undefined) {
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    const nats = target.protocol === 'nats:' ? natsUrlError(target) : target.protocol === 'amqp:' ? amqpUrlError(target) : undefined;
+    const nats = target.protocol === 'nats:' ? natsUrlError(target) : target.protocol === 'amqp:' || target.protocol === 'amqps:' ? amqpUrlError(target) : undefined;
     if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
     else if (nats) errors.push({ pointer: '/url', message: nats });

@@ -89,7 +89,7 @@ class DeliveryWorker implements Worker {
   private readonly sender: Sender;
   /** Publishes to nats:// destinations (webhooks/nats.ts). */
   private readonly nats: NatsSender;
-  /** Publishes to amqp:// destinations (webhooks/amqp.ts). */
+  /** Publishes to amqp:// and amqps:// destinations (webhooks/amqp.ts). */
   private readonly amqp: AmqpSender;
   private readonly wakeup = new Wakeup();
   private readonly recorder: AttemptRecorder;
@@ -161,7 +161,7 @@ class DeliveryWorker implements Worker {
     }
     const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
     if (url.startsWith('nats:')) return this.nats.send(message);
-    if (url.startsWith('amqp:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
+    if (url.startsWith('amqp:') || url.startsWith('amqps:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
     return this.sender.send(message);
   }
 

@@ -1,9 +1,16 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
 import { brokerOrSkip } from '../helpers/brokers.js';
+import { startWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { verified } from '../helpers/receiver.js';
 
@@ -98,5 +105,103 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
     expect(((await res.json()) as Sub).url).to.equal(`amqp://other@127.0.0.1:5672/${exchange}`);
     const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url_password')) as { url_password: string };
     expect(row.url_password).to.not.contain('pw2');
+  });
+});
+
+/**
+ * amqps:// (AMQP over TLS), as managed brokers require: a TLS proxy with a certificate for
+ * localhost stands in front of the real RabbitMQ. A worker process that does not trust the
+ * certificate fails the delivery naming it; one that does (NODE_EXTRA_CA_CERTS, as an operator
+ * adds a private CA) delivers through the proxy.
+ */
+describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.0.0.1:5672)', () => {
+  let app: TestApp;
+  let token: string;
+  let proxy: tls.Server;
+  let port: number;
+  let dir: string;
+  let connection: amqp.ChannelModel;
+  /** The host name each TLS handshake asked for (SNI), and the handshakes that succeeded. */
+  const asked: string[] = [];
+  let secured = 0;
+  const exchange = `wsapi.tls.${runName()}`;
+  const received: amqp.ConsumeMessage[] = [];
+
+  before(async function () {
+    await brokerOrSkip(this, 'RabbitMQ', 5672);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-amqps-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const SNICallback = (name: string, done: (err: Error | null, context?: tls.SecureContext) => void) => {
+      asked.push(name);
+      done(null);
+    };
+    proxy = tls.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')), SNICallback }, (socket) => {
+      secured++;
+      const broker = net.connect(5672, '127.0.0.1');
+      socket.pipe(broker).pipe(socket);
+      socket.on('error', () => broker.destroy());
+      broker.on('error', () => socket.destroy());
+    });
+    proxy.on('tlsClientError', () => undefined);
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    port = (proxy.address() as net.AddressInfo).port;
+    connection = await amqp.connect(BROKER);
+    const channel = await connection.createChannel();
+    await channel.assertExchange(exchange, 'topic', { durable: false, autoDelete: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, exchange, '#');
+    await channel.consume(queue, (m) => m && received.push(m), { noAck: true });
+    app = await startApp({ env: FAST });
+    ({ token } = await app.workspaceWithKey());
+  });
+  after(async () => {
+    await app?.close();
+    await connection?.close();
+    proxy?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+
+  it("checks the broker's certificate against the URL's host, and delivers once it is trusted", async () => {
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `amqps://guest:guest@localhost:${port}/${exchange}`, events: ['deal.created'] } });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const sub = (await res.json()) as Sub;
+    expect(sub.url).to.equal(`amqps://guest@localhost:${port}/${exchange}`);
+
+    // A worker that does not trust the certificate: the attempts fail, naming it; nothing reaches the exchange.
+    const untrusting = await startWorkerProcess({ ...FAST });
+    try {
+      await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Untrusted broker' } });
+      await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery failed');
+    } finally {
+      await untrusting.stop();
+    }
+    const [failed] = await deliveries(sub.id);
+    expect(failed!.last_error).to.match(/^AMQP .*self[- ]signed certificate/i);
+    expect(received).to.have.length(0);
+    expect(asked.length).to.be.greaterThan(0);
+    expect(asked.every((name) => name === 'localhost')).to.equal(true);
+    expect(secured).to.equal(0);
+
+    // A worker that trusts it delivers through TLS, signed as over amqp://.
+    const trusting = await startWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: path.join(dir, 'cert.pem') });
+    try {
+      const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
+      await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery confirmed');
+      await waitFor(() => received.length > 0, 5000, 'the message consumed');
+      const [m] = received;
+      const headers = m!.properties.headers as Record<string, string>;
+      const event = verified(sub.secret, { at: Date.now(), path: exchange, headers, body: m!.content.toString('utf8'), id: headers['webhook-id']! });
+      expect(event.data.object.id).to.equal(created.id);
+      expect(secured).to.be.greaterThan(0);
+    } finally {
+      await trusting.stop();
+    }
+  });
+
+  it('refuses an amqps URL without an exchange, as an amqp one', async () => {
+    const body = await problem(await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `amqps://guest:guest@localhost:${port}/`, events: ['*'] } }), 422, 'validation_failed');
+    expect(body.errors?.map((e) => e.pointer)).to.deep.equal(['/url']);
   });
 });
