@@ -1,9 +1,9 @@
 /**
- * Credentials in a broker destination's URL (`amqp://user:pass@host/...`, `amqps://...`, `nats://user:pass@...`):
+ * Credentials in a broker destination's URL (`amqp://user:pass@host/...`, `amqps://...`, `nats://user:pass@...`, `tls://...`):
  * the password is sealed at rest like a signing secret and never shown back; the subscription
  * keeps and shows its URL without it. An https URL is kept as it is.
  */
-const BROKERS = new Set(['amqp:', 'amqps:', 'nats:']);
+const BROKERS = new Set(['amqp:', 'amqps:', 'nats:', 'tls:']);
 
 /** The URL to keep and show (no password), and the password to seal, if any. */
 export function splitCredentials(raw: string): { url: string; password: string | null } {

@@ -2,7 +2,7 @@ import { ApiError, type ErrorItem } from '../common/errors.js';
 import { patternErrors } from '../events/patterns.js';
 import { bareHost, checkHost, DestinationError, schemeError } from './ssrf.js';
 import type { WebhookDeps } from './subscriptions.js';
-import { natsUrlError } from './nats.js';
+import { NATS_SCHEMES, natsUrlError } from './nats.js';
 import { amqpUrlError } from './amqp.js';
 
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
@@ -22,7 +22,7 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
   if (body.url !== undefined) {
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    const nats = target.protocol === 'nats:' ? natsUrlError(target) : target.protocol === 'amqp:' || target.protocol === 'amqps:' ? amqpUrlError(target) : undefined;
+    const nats = NATS_SCHEMES.has(target.protocol) ? natsUrlError(target) : target.protocol === 'amqp:' || target.protocol === 'amqps:' ? amqpUrlError(target) : undefined;
     if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
     else if (nats) errors.push({ pointer: '/url', message: nats });

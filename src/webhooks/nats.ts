@@ -1,12 +1,14 @@
 import net from 'node:net';
-import { connect, headers as natsHeaders, type NatsConnection } from 'nats';
+import { connect, headers as natsHeaders, type NatsConnection, type TlsOptions } from 'nats';
 import type { Clock } from '../common/clock.js';
 import type { Message, Outcome } from './send.js';
 import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
- * NATS destinations (API.md section 16): `nats://host:port/<subject>`, each delivery published
+ * NATS destinations (API.md section 16): `nats://host:port/<subject>`, or `tls://` for a server
+ * that takes clients over TLS (NATS's own spelling; the certificate is checked against the
+ * URL's host, as for https), each delivery published
  * to JetStream with the event as its body and the Standard Webhooks headers as message headers,
  * deduplicated by the event id (`Nats-Msg-Id`), and counted delivered once JetStream
  * acknowledges it. No acknowledgement in time (no stream takes the subject, the server is down)
@@ -18,7 +20,10 @@ export const NATS_PORT = 4222;
 /** A subject as NATS takes it for a publish: dot-separated tokens, no wildcard, no space. */
 const SUBJECT = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
-/** What is wrong with a `nats:` URL's subject or form, or undefined. */
+/** The schemes of NATS destinations: `tls:` is NATS over TLS. */
+export const NATS_SCHEMES: ReadonlySet<string> = new Set(['nats:', 'tls:']);
+
+/** What is wrong with a `nats:` (or `tls:`) URL's subject or form, or undefined. */
 export function natsUrlError(url: URL): string | undefined {
   if (url.search) return 'must not have a query string';
   const subject = decodeURIComponent(url.pathname.slice(1));
@@ -40,10 +45,20 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
     const server = `${net.isIPv6(address) ? `[${address}]` : address}:${url.port || NATS_PORT}`;
     const user = decodeURIComponent(url.username);
     const pass = decodeURIComponent(url.password);
-    const key = `${server}|${user}|${pass}`;
+    // Over TLS the socket goes to the address just checked, and the certificate is checked against the URL's host.
+    // (nats.js hands its tls options to Node's tls.connect, servername with them, though its type names only its own.)
+    const tls: TlsOptions & { servername: string } = { servername: bareHost(url) };
+    const key = `${url.protocol}//${bareHost(url)}@${server}|${user}|${pass}`;
     let pending = connections.get(key);
     if (!pending) {
-      pending = connect({ servers: server, timeout: timeoutMs, reconnect: false, name: 'workspace-api-webhooks', ...(user ? { user, pass } : {}) });
+      pending = connect({
+        servers: server,
+        timeout: timeoutMs,
+        reconnect: false,
+        name: 'workspace-api-webhooks',
+        ...(user ? { user, pass } : {}),
+        ...(url.protocol === 'tls:' ? { tls } : {}),
+      });
       connections.set(key, pending);
       pending.then(
         (nc) => void nc.closed().then(() => connections.delete(key)),

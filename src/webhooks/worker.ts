@@ -87,7 +87,7 @@ class DeliveryWorker implements Worker {
   readonly id = `wrk_${randomBytes(6).toString('hex')}`;
   private readonly throttle: Throttle;
   private readonly sender: Sender;
-  /** Publishes to nats:// destinations (webhooks/nats.ts). */
+  /** Publishes to nats:// and tls:// destinations (webhooks/nats.ts). */
   private readonly nats: NatsSender;
   /** Publishes to amqp:// and amqps:// destinations (webhooks/amqp.ts). */
   private readonly amqp: AmqpSender;
@@ -160,7 +160,7 @@ class DeliveryWorker implements Worker {
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
     }
     const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
-    if (url.startsWith('nats:')) return this.nats.send(message);
+    if (url.startsWith('nats:') || url.startsWith('tls:')) return this.nats.send(message);
     if (url.startsWith('amqp:') || url.startsWith('amqps:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
     return this.sender.send(message);
   }

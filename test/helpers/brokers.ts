@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 
 /** Whether something listens on 127.0.0.1:`port` (within a second). */
@@ -23,5 +24,16 @@ export async function brokerOrSkip(suite: Mocha.Context, name: string, port: num
   if (await listening(port)) return;
   if (process.env.REQUIRE_BROKERS === 'true') throw new Error(`REQUIRE_BROKERS=true but ${name} does not listen on 127.0.0.1:${port}`);
   console.log(`    (${name} tests skipped: nothing listens on 127.0.0.1:${port})`);
+  suite.skip();
+}
+
+/**
+ * The TLS destinations' tests also run programs of this machine (`nats-server`, `openssl`):
+ * skipped, saying so, when one is missing; with REQUIRE_BROKERS=true a missing one fails them.
+ */
+export function programOrSkip(suite: Mocha.Context, program: string): void {
+  if (spawnSync(program, ['--version'], { stdio: 'ignore' }).error === undefined) return;
+  if (process.env.REQUIRE_BROKERS === 'true') throw new Error(`REQUIRE_BROKERS=true but ${program} is not on the PATH`);
+  console.log(`    (tests skipped: ${program} is not on the PATH)`);
   suite.skip();
 }

@@ -1,17 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import tls from 'node:tls';
 import { expect } from 'chai';
 import amqp from 'amqplib';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
-import { brokerOrSkip } from '../helpers/brokers.js';
+import { brokerOrSkip, programOrSkip } from '../helpers/brokers.js';
 import { startWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
+import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { verified } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_LEASE_SECONDS: '4' };
@@ -119,7 +116,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
   let token: string;
   let proxy: tls.Server;
   let port: number;
-  let dir: string;
+  let certificate: LocalCertificate;
   let connection: amqp.ChannelModel;
   /** The host name each TLS handshake asked for (SNI), and the handshakes that succeeded. */
   const asked: string[] = [];
@@ -129,13 +126,13 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
 
   before(async function () {
     await brokerOrSkip(this, 'RabbitMQ', 5672);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-amqps-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    programOrSkip(this, 'openssl');
+    certificate = localCertificate();
     const SNICallback = (name: string, done: (err: Error | null, context?: tls.SecureContext) => void) => {
       asked.push(name);
       done(null);
     };
-    proxy = tls.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: fs.readFileSync(path.join(dir, 'cert.pem')), SNICallback }, (socket) => {
+    proxy = tls.createServer({ key: certificate.key, cert: certificate.cert, SNICallback }, (socket) => {
       secured++;
       const broker = net.connect(5672, '127.0.0.1');
       socket.pipe(broker).pipe(socket);
@@ -158,7 +155,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     await app?.close();
     await connection?.close();
     proxy?.close();
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    certificate?.remove();
   });
 
   const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
@@ -185,7 +182,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     expect(secured).to.equal(0);
 
     // A worker that trusts it delivers through TLS, signed as over amqp://.
-    const trusting = await startWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: path.join(dir, 'cert.pem') });
+    const trusting = await startWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile });
     try {
       const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery confirmed');

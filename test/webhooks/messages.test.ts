@@ -13,7 +13,7 @@ describe('webhook messages that teach', () => {
       const { token } = await app.workspaceWithKey();
       for (const url of ['http://hooks.example.com/', 'https://127.0.0.1:9/hook']) {
         const body = await problem(await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['*'] } }), 422, 'validation_failed');
-        expect(body.errors?.[0]?.message, url).to.match(/(https, nats, amqp or amqps URL|public addresses only); to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true \(development only\)$/);
+        expect(body.errors?.[0]?.message, url).to.match(/(https, nats, tls \(NATS over TLS\), amqp or amqps URL|public addresses only); to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true \(development only\)$/);
       }
     } finally {
       await app.close();

@@ -1,10 +1,13 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
-import { connect, type NatsConnection } from 'nats';
+import { connect, type NatsConnection, type TlsOptions } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
-import { brokerOrSkip } from '../helpers/brokers.js';
+import { brokerOrSkip, programOrSkip } from '../helpers/brokers.js';
+import { startWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
+import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { verified } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
@@ -98,6 +101,78 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
       expect(body.errors?.[0]?.message).to.match(/loopback|public addresses only/);
     } finally {
       await strict.close();
+    }
+  });
+});
+
+/**
+ * tls:// (NATS over TLS, NATS's own spelling): a nats-server of the test's own that takes
+ * clients over TLS only, with a certificate for localhost. A worker process that does not trust
+ * it fails the delivery naming the certificate; one that does (NODE_EXTRA_CA_CERTS) publishes.
+ */
+describe('NATS destinations over TLS (tls://, a nats-server of its own that requires TLS)', () => {
+  let app: TestApp;
+  let token: string;
+  let certificate: LocalCertificate;
+  let server: ChildProcess;
+  let port: number;
+  let nc: NatsConnection;
+  const stream = 'WSAPI_TLS';
+  const subject = 'wsapi.tls.deals';
+
+  before(async function () {
+    await brokerOrSkip(this, 'NATS', 4222);
+    programOrSkip(this, 'nats-server');
+    programOrSkip(this, 'openssl');
+    certificate = localCertificate();
+    server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', certificate.dir, '--tls', '--tlscert', certificate.certFile, '--tlskey', certificate.keyFile]);
+    let log = '';
+    server.stderr?.on('data', (d: Buffer) => (log += d));
+    await waitFor(() => /Listening for client connections on 127\.0\.0\.1:(\d+)/.test(log), 10_000, 'nats-server listening');
+    port = Number(/Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
+    const tls: TlsOptions & { servername: string } = { ca: certificate.cert, servername: 'localhost' };
+    nc = await connect({ servers: `127.0.0.1:${port}`, tls });
+    await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: ['wsapi.tls.>'] });
+    app = await startApp({ env: FAST });
+    ({ token } = await app.workspaceWithKey());
+  });
+  after(async () => {
+    await app?.close();
+    await nc?.close();
+    server?.kill();
+    certificate?.remove();
+  });
+
+  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+
+  it("checks the server's certificate against the URL's host, and publishes once it is trusted", async () => {
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `tls://user:pw@localhost:${port}/${subject}`, events: ['deal.created'] } });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const sub = (await res.json()) as { id: string; secret: string; url: string };
+    expect(sub.url).to.equal(`tls://user@localhost:${port}/${subject}`);
+    await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `tls://localhost:${port}/${subject}` } });
+
+    const untrusting = await startWorkerProcess({ ...FAST });
+    try {
+      await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Untrusted server' } });
+      await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery failed');
+    } finally {
+      await untrusting.stop();
+    }
+    const [failed] = await deliveries(sub.id);
+    expect(failed!.last_error).to.match(/self[- ]signed certificate/i);
+
+    const trusting = await startWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile });
+    try {
+      const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
+      await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery acknowledged');
+      const message = await (await nc.jetstream().consumers.get(stream)).next({ expires: 5000 });
+      expect(message, 'a message in the stream').to.not.equal(null);
+      const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, message!.headers?.get(h) ?? '']));
+      const event = verified(sub.secret, { at: Date.now(), path: subject, headers, body: new TextDecoder().decode(message!.data), id: headers['webhook-id']! });
+      expect(event.data.object.id).to.equal(created.id);
+    } finally {
+      await trusting.stop();
     }
   });
 });
