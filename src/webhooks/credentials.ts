@@ -1,23 +1,33 @@
 /**
- * Credentials in a broker destination's URL (`amqp://user:pass@host/...`, `amqps://...`, `nats://user:pass@...`, `tls://...`):
- * the password is sealed at rest like a signing secret and never shown back; the subscription
- * keeps and shows its URL without it. An https URL is kept as it is.
+ * Credentials in a broker destination's URL (`amqp://user:pass@host/...`, `amqps://...`,
+ * `nats://user:pass@...`, `tls://...`, and NATS's token form `nats://<token>@host/...`): the
+ * password, or the token, is sealed at rest like a signing secret and never shown back; the
+ * subscription keeps and shows its URL without it. An https URL is kept as it is.
  */
 const BROKERS = new Set(['amqp:', 'amqps:', 'nats:', 'tls:']);
+/** Schemes whose URL's user alone, without a password, is a token (NATS). */
+const TOKEN_AS_USER = new Set(['nats:', 'tls:']);
 
-/** The URL to keep and show (no password), and the password to seal, if any. */
+/** The URL to keep and show (no password or token), and the password or token to seal, if any. */
 export function splitCredentials(raw: string): { url: string; password: string | null } {
   const url = new URL(raw);
-  if (!BROKERS.has(url.protocol) || url.password === '') return { url: raw, password: null };
+  if (!BROKERS.has(url.protocol)) return { url: raw, password: null };
+  if (url.password === '') {
+    if (!TOKEN_AS_USER.has(url.protocol) || url.username === '') return { url: raw, password: null };
+    const token = decodeURIComponent(url.username);
+    url.username = '';
+    return { url: url.toString(), password: token };
+  }
   const password = decodeURIComponent(url.password);
   url.password = '';
   return { url: url.toString(), password };
 }
 
-/** The URL to connect to: the kept URL with its password (opened) put back. */
+/** The URL to connect to: the kept URL with its password (or, with no user, its token) put back. */
 export function withPassword(url: string, password: string | null): string {
   if (password === null) return url;
   const full = new URL(url);
-  full.password = encodeURIComponent(password);
+  if (full.username === '' && TOKEN_AS_USER.has(full.protocol)) full.username = encodeURIComponent(password);
+  else full.password = encodeURIComponent(password);
   return full.toString();
 }

@@ -56,7 +56,8 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
         timeout: timeoutMs,
         reconnect: false,
         name: 'workspace-api-webhooks',
-        ...(user ? { user, pass } : {}),
+        // A user without a password is a token (nats://<token>@host), as NATS's own tools read it.
+        ...(user && pass ? { user, pass } : user ? { token: user } : {}),
         ...(url.protocol === 'tls:' ? { tls } : {}),
       });
       connections.set(key, pending);

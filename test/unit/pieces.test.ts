@@ -17,6 +17,7 @@ import { statementsOf } from '../../src/kernel/store.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
 import { describeRange, forbiddenRange } from '../../src/webhooks/ssrf.js';
+import { splitCredentials, withPassword } from '../../src/webhooks/credentials.js';
 import { a, A, count } from '../../src/common/words.js';
 
 /** The pure pieces, without a database or a server: `npm run test:unit` runs them in about a second. */
@@ -162,6 +163,25 @@ describe('SSRF ranges', () => {
     }
     expect(describeRange('ipv4Compatible')).to.equal('an IPv4-compatible IPv6 address (::/96, deprecated: some systems reach the IPv4 address inside it)');
     expect(describeRange('rfc6052')).to.contain('NAT64');
+  });
+});
+
+describe("credentials in a broker destination's URL", () => {
+  const cases: Array<[string, string, string | null]> = [
+    ['amqp://guest:gu%40st@broker:5672/ex', 'amqp://guest@broker:5672/ex', 'gu@st'],
+    ['amqps://u:p@broker/ex', 'amqps://u@broker/ex', 'p'],
+    ['nats://u:p@nats:4222/a.b', 'nats://u@nats:4222/a.b', 'p'],
+    ['nats://s3cr%2Ft@nats:4222/a.b', 'nats://nats:4222/a.b', 's3cr/t'],
+    ['tls://tok@nats:4222/a.b', 'tls://nats:4222/a.b', 'tok'],
+    ['nats://nats:4222/a.b', 'nats://nats:4222/a.b', null],
+    ['amqp://guest@broker/ex', 'amqp://guest@broker/ex', null],
+    ['https://user:pw@example.com/hook', 'https://user:pw@example.com/hook', null],
+  ];
+  it('keeps the URL without its password or NATS token, and puts it back to connect', () => {
+    for (const [raw, kept, sealed] of cases) {
+      expect(splitCredentials(raw), raw).to.deep.equal({ url: kept, password: sealed });
+      expect(new URL(withPassword(kept, sealed)).href, raw).to.equal(new URL(raw).href);
+    }
   });
 });
 

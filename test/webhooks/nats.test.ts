@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { connect, type NatsConnection, type TlsOptions } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
@@ -174,5 +177,63 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     } finally {
       await trusting.stop();
     }
+  });
+});
+
+/** NATS's token form, nats://<token>@host: against a nats-server of the test's own that takes one token. */
+describe('NATS destinations with a token (nats://<token>@host, a nats-server of its own)', () => {
+  let app: TestApp;
+  let worker: Worker;
+  let token: string;
+  let server: ChildProcess;
+  let port: number;
+  let nc: NatsConnection;
+  let store: string;
+  const secret = `tok${runName()}`;
+  const subject = 'wsapi.token.deals';
+
+  before(async function () {
+    await brokerOrSkip(this, 'NATS', 4222);
+    programOrSkip(this, 'nats-server');
+    store = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-nats-'));
+    server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', store, '--auth', secret]);
+    let log = '';
+    server.stderr?.on('data', (d: Buffer) => (log += d));
+    await waitFor(() => /Listening for client connections on 127\.0\.0\.1:(\d+)/.test(log), 10_000, 'nats-server listening');
+    port = Number(/Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
+    nc = await connect({ servers: `127.0.0.1:${port}`, token: secret });
+    await (await nc.jetstreamManager()).streams.add({ name: 'WSAPI_TOKEN', subjects: ['wsapi.token.>'] });
+    app = await startApp({ env: FAST });
+    worker = startWorker(app.deps);
+    ({ token } = await app.workspaceWithKey());
+  });
+  after(async () => {
+    await worker?.stop();
+    await app?.close();
+    await nc?.close();
+    server?.kill();
+    if (store) fs.rmSync(store, { recursive: true, force: true });
+  });
+
+  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+
+  it('connects with the token, seals it at rest and never shows it; a wrong token fails naming the refusal', async () => {
+    const create = async (url: string) => {
+      const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['deal.created'] } });
+      expect(res.status, await res.clone().text()).to.equal(201);
+      return (await res.json()) as { id: string; url: string };
+    };
+    const sub = await create(`nats://${secret}@localhost:${port}/${subject}`);
+    const wrong = await create(`nats://not${secret}@localhost:${port}/${subject}`);
+    expect(sub.url).to.equal(`nats://localhost:${port}/${subject}`);
+    expect(JSON.stringify(await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json())).to.not.contain(secret);
+    const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url', 'url_password')) as { url: string; url_password: string };
+    expect(row.url).to.equal(sub.url);
+    expect(row.url_password).to.be.a('string').and.not.contain(secret);
+
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'With a token' } });
+    await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 15_000, 'the delivery acknowledged');
+    await waitFor(async () => (await deliveries(wrong.id)).some((d) => d.status === 'failed'), 20_000, 'the wrong token failed');
+    expect((await deliveries(wrong.id))[0]?.last_error).to.match(/AUTHORIZATION_VIOLATION|Authorization Violation/i);
   });
 });
