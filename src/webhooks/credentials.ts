@@ -1,17 +1,18 @@
 /**
- * Credentials in a broker destination's URL (`amqp://user:pass@host/...`, `amqps://...`,
- * `nats://user:pass@...`, `tls://...`, and NATS's token form `nats://<token>@host/...`): the
- * password, or the token, is sealed at rest like a signing secret and never shown back; the
- * subscription keeps and shows its URL without it. An https URL is kept as it is.
+ * Credentials in a destination's URL (`https://user:pass@host/...`, sent as HTTP Basic
+ * authentication; `amqp://user:pass@host/...`, `amqps://...`, `nats://user:pass@...`,
+ * `tls://...`, and NATS's token form `nats://<token>@host/...`): the password, or the token, is
+ * sealed at rest like a signing secret and never shown back; the subscription keeps and shows
+ * its URL without it.
  */
-const BROKERS = new Set(['amqp:', 'amqps:', 'nats:', 'tls:']);
+const SEALED = new Set(['https:', 'http:', 'amqp:', 'amqps:', 'nats:', 'tls:']);
 /** Schemes whose URL's user alone, without a password, is a token (NATS). */
 const TOKEN_AS_USER = new Set(['nats:', 'tls:']);
 
 /** The URL to keep and show (no password or token), and the password or token to seal, if any. */
 export function splitCredentials(raw: string): { url: string; password: string | null } {
   const url = new URL(raw);
-  if (!BROKERS.has(url.protocol)) return { url: raw, password: null };
+  if (!SEALED.has(url.protocol)) return { url: raw, password: null };
   if (url.password === '') {
     if (!TOKEN_AS_USER.has(url.protocol) || url.username === '') return { url: raw, password: null };
     const token = decodeURIComponent(url.username);

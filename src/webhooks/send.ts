@@ -92,6 +92,11 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
     const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
     try {
       const url = new URL(message.url);
+      // Credentials in the URL (https://user:pass@host/...) go as HTTP Basic authentication, as
+      // receivers that ask for it expect (undici would drop them silently).
+      const authorization = url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : undefined;
+      url.username = '';
+      url.password = '';
       // An address in the URL itself needs no lookup, so it is checked here instead.
       const host = bareHost(url);
       if (net.isIP(host)) await checkHost(host, resolve, allowPrivate);
@@ -109,6 +114,7 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
           'webhook-timestamp': String(timestamp),
           'webhook-signature': signature,
           'x-service-signature': signature,
+          ...(authorization ? { authorization } : {}),
         },
         body: message.body,
       });

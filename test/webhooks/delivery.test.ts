@@ -93,6 +93,28 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     expect(log.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.last_response_status === 200)).to.equal(true);
   });
 
+  it('sends credentials in the URL as HTTP Basic authentication, the password sealed at rest and never shown back', async () => {
+    const path = `/hook${++paths}`;
+    const [scheme, rest] = receiver.url.split('://') as [string, string];
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${scheme}://hook%20user:s3cr%3At@${rest}${path}`, events: ['deal.created'] } });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const sub = (await res.json()) as Sub & { url: string };
+    receiver.secrets.set(path, [sub.secret]);
+    expect(sub.url).to.equal(`${scheme}://hook%20user@${rest}${path}`);
+    expect(JSON.stringify(await subscription(sub.id))).to.not.contain('s3cr');
+    const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url', 'url_password')) as { url: string; url_password: string };
+    expect(row.url).to.equal(sub.url);
+    expect(row.url_password).to.be.a('string').and.not.contain('s3cr');
+    await write('POST', '/v1/deals', { title: 'Behind a password' });
+    const [got] = await receiver.waitFor(1, (r) => r.path === path);
+    expect(got!.headers.authorization).to.equal(`Basic ${Buffer.from('hook user:s3cr:t').toString('base64')}`);
+    // A URL without credentials sends none.
+    const plain = await subscribe(['deal.created']);
+    await write('POST', '/v1/deals', { title: 'In the open' });
+    const [open] = await receiver.waitFor(1, (r) => r.path === plain.path);
+    expect(open!.headers.authorization).to.equal(undefined);
+  });
+
   it('gives each subscription exactly the events it selected, and none to one that is off', async () => {
     const deals = await subscribe(['deal.*']);
     const some = await subscribe(['invoice.paid', 'lead.scored']);
