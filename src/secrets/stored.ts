@@ -5,12 +5,14 @@ import type { Keyring } from './keyring.js';
 import { keyFileOf } from './load.js';
 
 /**
- * The secrets the database holds sealed (webhook_subscriptions.secret and previous_secret),
- * as a whole: whether this keyring can open them all, and moving them to its newest key.
+ * The secrets the database holds sealed (webhook_subscriptions.secret and previous_secret, and
+ * url_password: the password or token of a destination's URL), as a whole: whether this
+ * keyring can open them all, and moving them to its newest key.
  */
 
 const TABLE = 'webhook_subscriptions';
-const COLUMNS = ['secret', 'previous_secret'] as const;
+const COLUMNS = ['secret', 'previous_secret', 'url_password'] as const;
+type Sealed = Record<(typeof COLUMNS)[number], string | null> & { id: string };
 const BATCH = 200;
 
 /** `column` holds a value not sealed under one of `ids` (a value in clear counts too). */
@@ -48,20 +50,24 @@ export async function refuseUnopenable(db: Knex, keyring: Keyring, config: Confi
  * dropped from SECRET_KEYS.
  */
 export async function resealAll(db: Knex, keyring: Keyring): Promise<number> {
-  const stale = (q: Knex.QueryBuilder) => q.where((w) => w.where((s) => notUnder(s, 'secret', [keyring.newestId])).orWhere((s) => notUnder(s, 'previous_secret', [keyring.newestId])));
+  const stale = (q: Knex.QueryBuilder) => q.where((w) => COLUMNS.forEach((column) => w.orWhere((s) => notUnder(s, column, [keyring.newestId]))));
   let changed = 0;
   for (;;) {
-    const rows = (await stale(db(TABLE)).select('id', 'secret', 'previous_secret').orderBy('id').limit(BATCH)) as Array<{ id: string; secret: string; previous_secret: string | null }>;
+    const rows = (await stale(db(TABLE)).select('id', ...COLUMNS).orderBy('id').limit(BATCH)) as Sealed[];
     if (rows.length === 0) return changed;
     const reseal = (value: string | null, id: string) => (value ? keyring.seal(value.startsWith('enc:') ? keyring.open(value, id) : value, id) : value);
     await db.transaction(async (trx) => {
       for (const row of rows) {
-        // Only if unchanged since read: a rotation in between keeps its own, newer values.
-        const n = await trx(TABLE)
-          .update({ secret: reseal(row.secret, row.id) ?? '', previous_secret: reseal(row.previous_secret, row.id) })
-          .where({ id: row.id, secret: row.secret })
-          .where((w) => (row.previous_secret === null ? w.whereNull('previous_secret') : w.where('previous_secret', row.previous_secret)));
-        changed += n;
+        // Only if unchanged since read: a rotation (or a new URL) in between keeps its own, newer values.
+        const q = trx(TABLE)
+          .update(Object.fromEntries(COLUMNS.map((column) => [column, reseal(row[column], row.id)])))
+          .where({ id: row.id });
+        for (const column of COLUMNS) {
+          const value = row[column];
+          if (value === null) q.whereNull(column);
+          else q.where(column, value);
+        }
+        changed += await q;
       }
     });
   }

@@ -89,9 +89,17 @@ describe('webhook secrets encrypted at rest (SECRET_KEYS)', function () {
   it('keeps deliveries verifying through a key rotation and a re-encryption, then runs on the new key alone', async () => {
     let server = await startServer({ ...base(), SECRET_KEYS: k1 });
     let hook: Json;
+    // A receiver behind a password: the URL's password is sealed too, and must follow the keys.
+    const [scheme, rest] = receiver.url.split('://') as [string, string];
+    let guarded: Json;
+    const basic = `Basic ${Buffer.from('hook:pa55').toString('base64')}`;
     try {
       hook = (await call(server, 'POST', '/webhooks', { url: `${receiver.url}/rotation`, events: ['client.created'] })).body;
+      guarded = (await call(server, 'POST', '/webhooks', { url: `${scheme}://hook:pa55@${rest}/guarded`, events: ['client.created'] })).body;
+      receiver.secrets.set('/guarded', [guarded.secret]);
       await deliveredWith(server, '/rotation', hook.secret, 'under the first key');
+      await deliveredWith(server, '/guarded', guarded.secret, 'behind a password, under the first key');
+      expect(receiver.received.filter((r) => r.path === '/guarded').at(-1)?.headers.authorization).to.equal(basic);
     } finally {
       expect(await server.stop()).to.equal(0);
     }
@@ -108,15 +116,18 @@ describe('webhook secrets encrypted at rest (SECRET_KEYS)', function () {
 
     const reencrypted = await admin(['secrets', 're-encrypt', '--json'], { ...storage.env, SECRET_KEYS: `${k2},${k1}` });
     expect(reencrypted.code, reencrypted.stderr).to.equal(0);
-    expect(JSON.parse(reencrypted.stdout)).to.deep.equal({ reencrypted: 2, key: idOf(k2) });
-    const stored = (await db('webhook_subscriptions').select('secret', 'previous_secret')) as Json[];
-    for (const value of stored.flatMap((r) => [r.secret, r.previous_secret]).filter(Boolean)) expect(value).to.match(new RegExp(`^enc:v1:${idOf(k2)}:`));
+    expect(JSON.parse(reencrypted.stdout)).to.deep.equal({ reencrypted: 3, key: idOf(k2) });
+    const stored = (await db('webhook_subscriptions').select('secret', 'previous_secret', 'url_password')) as Json[];
+    expect(stored.filter((r) => r.url_password)).to.have.length(1);
+    for (const value of stored.flatMap((r) => [r.secret, r.previous_secret, r.url_password]).filter(Boolean)) expect(value).to.match(new RegExp(`^enc:v1:${idOf(k2)}:`));
     const again = await admin(['secrets', 're-encrypt', '--json'], { ...storage.env, SECRET_KEYS: `${k2},${k1}` });
     expect(JSON.parse(again.stdout)).to.deep.equal({ reencrypted: 0, key: idOf(k2) });
 
     server = await startServer({ ...base(), SECRET_KEYS: k2 });
     try {
       await deliveredWith(server, '/rotation', hook.secret, 'on the new key alone');
+      await deliveredWith(server, '/guarded', guarded!.secret, 'behind a password, on the new key alone');
+      expect(receiver.received.filter((r) => r.path === '/guarded').at(-1)?.headers.authorization).to.equal(basic);
     } finally {
       expect(await server.stop()).to.equal(0);
     }
