@@ -6,7 +6,9 @@ import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
- * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>`, or
+ * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>` (on the
+ * vhost `/`) or `amqp://user:pass@host:port/<vhost>/<exchange>` (as managed brokers give each
+ * customer a vhost of its own; `%2F` writes `/` in it), or
  * `amqps://` for AMQP over TLS (the broker's certificate checked against the URL's host, as
  * for https; port 5671 by default), each
  * delivery published to the exchange (routing key: the event type) with the event as its body
@@ -22,11 +24,21 @@ export const AMQPS_PORT = 5671;
 /** An exchange name as AMQP 0-9-1 takes it: letters, digits, hyphen, underscore, period, colon. */
 const EXCHANGE = /^[A-Za-z0-9_.:-]{1,127}$/;
 
+/** A vhost name: 1 to 255 characters, none a control character. */
+const VHOST = /^[^\p{Cc}]{1,255}$/u;
+
+/** The vhost and exchange an `amqp:` or `amqps:` URL's path names (`/<exchange>` or `/<vhost>/<exchange>`), or undefined when it names none. */
+export function amqpTarget(url: URL): { vhost: string; exchange: string } | undefined {
+  const parts = url.pathname.slice(1).split('/');
+  if (parts.length > 2) return undefined;
+  const [exchange, vhost] = [decodeURIComponent(parts.at(-1) ?? ''), parts.length === 2 ? decodeURIComponent(parts[0] ?? '') : '/'];
+  return EXCHANGE.test(exchange) && VHOST.test(vhost) ? { vhost, exchange } : undefined;
+}
+
 /** What is wrong with an `amqp:` URL's exchange or form, or undefined. */
 export function amqpUrlError(url: URL): string | undefined {
   if (url.search) return 'must not have a query string';
-  const exchange = decodeURIComponent(url.pathname.slice(1));
-  if (!EXCHANGE.test(exchange)) return 'must name an exchange as its path (amqp://user:pass@host:5672/<exchange>: letters, digits, -, _, . and :, at most 127)';
+  if (!amqpTarget(url)) return 'must name an exchange as its path, after a vhost if not /: amqp://user:pass@host:5672/<exchange> or /<vhost>/<exchange> (an exchange of letters, digits, -, _, . and :, at most 127)';
   return undefined;
 }
 
@@ -37,7 +49,7 @@ interface Link {
 
 /**
  * Publishes signed deliveries to RabbitMQ with publisher confirms, one connection and channel per
- * destination (server, login and exchange): the broker closes a channel that publishes to a
+ * destination (server, login, vhost and exchange): the broker closes a channel that publishes to a
  * missing exchange, which must not fail the deliveries of another destination on the same broker.
  */
 export type AmqpSender = ReturnType<typeof createAmqpSender>;
@@ -47,7 +59,7 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
   const links = new Map<string, Promise<Link>>();
 
   /** A confirm channel for the URL's exchange on its broker, at an address just checked as allowed; a channel the broker closed (a missing exchange) is opened again next time. */
-  async function linkTo(url: URL, exchange: string): Promise<Link> {
+  async function linkTo(url: URL, vhost: string, exchange: string): Promise<Link> {
     const [address] = await checkHost(bareHost(url), resolve, allowPrivate);
     if (address === undefined) throw new DestinationError(`${url.hostname} does not resolve`);
     const secure = url.protocol === 'amqps:';
@@ -56,14 +68,19 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
     const password = decodeURIComponent(url.password) || 'guest';
     // Over TLS the socket goes to the address just checked, and the certificate is checked against the URL's host.
     const host = bareHost(url);
-    const key = `${url.protocol}//${host}@${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}|${exchange}`;
+    const key = `${url.protocol}//${host}@${net.isIPv6(address) ? `[${address}]` : address}:${port}|${username}|${password}|${vhost}|${exchange}`;
     let pending = links.get(key);
     if (!pending) {
       pending = (async () => {
-        const connection = await amqp.connect(
-          { protocol: secure ? 'amqps' : 'amqp', hostname: address, port, username, password, vhost: '/', heartbeat: 30 },
-          { timeout: timeoutMs, ...(secure ? { servername: host } : {}) },
-        );
+        const connection = await amqp
+          .connect({ protocol: secure ? 'amqps' : 'amqp', hostname: address, port, username, password, vhost, heartbeat: 30 }, { timeout: timeoutMs, ...(secure ? { servername: host } : {}) })
+          .catch((err: unknown) => {
+            // The broker closes the handshake at the vhost step without a word amqplib passes on.
+            if (err instanceof Error && err.message.startsWith('Expected ConnectionOpenOk; got <ConnectionClose')) {
+              throw new Error(`the broker refused to open vhost ${vhost} (is there such a vhost, and may ${username} use it?)`);
+            }
+            throw err;
+          });
         connection.on('error', () => undefined);
         connection.on('close', () => links.delete(key));
         const channel = await connection.createConfirmChannel();
@@ -89,8 +106,9 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
     let channel: amqp.ConfirmChannel | undefined;
     try {
       const url = new URL(message.url);
-      const exchange = decodeURIComponent(url.pathname.slice(1));
-      ({ channel } = await linkTo(url, exchange));
+      // Checked when the subscription was written (amqpUrlError).
+      const { vhost, exchange } = amqpTarget(url) ?? { vhost: '/', exchange: '' };
+      ({ channel } = await linkTo(url, vhost, exchange));
       const open = channel;
       const timestamp = Math.floor(Date.now() / 1000);
       const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);

@@ -8,6 +8,25 @@ import { amqpUrlError } from './amqp.js';
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
 const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
 
+const BROKER_SCHEMES: ReadonlySet<string> = new Set([...NATS_SCHEMES, 'amqp:', 'amqps:']);
+
+/**
+ * The first part of the URL that the service decodes (user and password; a broker's path, its
+ * subject or exchange) and that is not percent-encoded UTF-8, or undefined. An https path is
+ * sent as it is.
+ */
+function undecodable(url: URL): string | undefined {
+  const parts = { user: url.username, password: url.password, ...(BROKER_SCHEMES.has(url.protocol) ? { path: url.pathname } : {}) };
+  for (const [part, value] of Object.entries(parts)) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      return part;
+    }
+  }
+  return undefined;
+}
+
 function withHint(deps: WebhookDeps, message: string): string {
   return deps.config.webhookAllowPrivate ? message : `${message}; ${LOCAL_HINT}`;
 }
@@ -22,10 +41,12 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
   if (body.url !== undefined) {
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    const nats = NATS_SCHEMES.has(target.protocol) ? natsUrlError(target) : target.protocol === 'amqp:' || target.protocol === 'amqps:' ? amqpUrlError(target) : undefined;
+    const malformed = scheme ? undefined : undecodable(target);
+    const destination = malformed ? undefined : NATS_SCHEMES.has(target.protocol) ? natsUrlError(target) : BROKER_SCHEMES.has(target.protocol) ? amqpUrlError(target) : undefined;
     if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
-    else if (nats) errors.push({ pointer: '/url', message: nats });
+    else if (malformed) errors.push({ pointer: '/url', message: `must write its ${malformed} percent-encoded as UTF-8 (a % followed by two hex digits, each sequence a whole character)` });
+    else if (destination) errors.push({ pointer: '/url', message: destination });
   }
   if (body.events !== undefined) errors.push(...patternErrors(body.events, deps.catalog));
   if (errors.length === 0 && target) {

@@ -2,7 +2,7 @@ import { SIGNATURES } from './signing.js';
 import { PAYLOADS } from './payloads.js';
 
 /** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
-const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries go: an https URL (POSTed; https://user:pass@host/... sends HTTP Basic authentication, the password never shown back), nats://host:port/<subject> (tls:// over TLS; published to NATS JetStream), or amqp://user:pass@host:port/<exchange> (amqps:// over TLS; published to a RabbitMQ exchange, the event type as routing key); a public address.' };
+const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries go: an https URL (POSTed; https://user:pass@host/... sends HTTP Basic authentication, the password never shown back), nats://host:port/<subject> (tls:// over TLS; published to NATS JetStream), or amqp://user:pass@host:port/[<vhost>/]<exchange> (amqps:// over TLS; published to a RabbitMQ exchange, the event type as routing key); a public address.' };
 const events = { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 100 }, description: 'Event names, "*", or "<resource>.*".' };
 const description = { type: ['string', 'null'], maxLength: 500 };
 const max_deliveries_per_second = { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many deliveries a second to this subscription, from all workers together (1-1000; null: no limit). The rest wait, never dropped.' };

@@ -92,8 +92,20 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
     await waitFor(async () => (await deliveries(ok.id)).some((d) => d.status === 'succeeded'), 15_000, 'a later delivery confirmed');
   });
 
-  it('refuses an exchange name that is not one, naming /url, and changes the password with the URL', async () => {
-    for (const url of [`${BROKER}/`, `${BROKER}/has%20space`, `${BROKER}/${'x'.repeat(128)}`, `${BROKER}/ex?x=1`]) {
+  it('publishes on the vhost the URL names before the exchange (%2F for /); a vhost the broker lacks fails naming it', async () => {
+    const explicit = await subscribe(`${BROKER}/%2F/${exchange}`);
+    expect(explicit.url).to.equal(`amqp://guest@127.0.0.1:5672/%2F/${exchange}`);
+    const missing = await subscribe(`${BROKER}/wsapi-no-such-vhost/${exchange}`);
+    const before = received.length;
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'On a vhost' } });
+    await waitFor(async () => (await deliveries(explicit.id)).some((d) => d.status === 'succeeded'), 15_000, 'the delivery on vhost / confirmed');
+    await waitFor(() => received.length > before, 5000, 'the message consumed');
+    await waitFor(async () => (await deliveries(missing.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery to a missing vhost failed');
+    expect((await deliveries(missing.id))[0]?.last_error).to.equal("AMQP the broker refused to open vhost wsapi-no-such-vhost (is there such a vhost, and may guest use it?)");
+  });
+
+  it('refuses an exchange name that is not one, or a URL that does not decode, naming /url, and changes the password with the URL', async () => {
+    for (const url of [`${BROKER}/`, `${BROKER}/has%20space`, `${BROKER}/${'x'.repeat(128)}`, `${BROKER}/ex?x=1`, `${BROKER}/a/b/c`, `${BROKER}//ex`, `${BROKER}/%E0`, 'amqp://g:%E0@127.0.0.1:5672/ex', 'nats://127.0.0.1:4222/%E0', 'https://u:%E0@example.com/hook']) {
       const body = await problem(await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['*'] } }), 422, 'validation_failed');
       expect(body.errors?.map((e) => e.pointer), url).to.deep.equal(['/url']);
     }
