@@ -105,6 +105,20 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback:
   return raw as T;
 }
 
+/**
+ * The parts of a server's URL that its driver decodes (user, password, path) must be
+ * percent-encoded UTF-8: a password with a bare `%` stopped start-up with a URIError's stack.
+ */
+function checkEncoding(name: string, url: URL): void {
+  for (const [part, value] of [['user', url.username], ['password', url.password], ['path', url.pathname]] as const) {
+    try {
+      decodeURIComponent(value);
+    } catch {
+      throw new ConfigError(name, `its ${part} is not percent-encoded UTF-8: write a % in it as %25 (and other reserved characters such as @ : / as %40 %3A %2F)`);
+    }
+  }
+}
+
 function parseDatabase(url: string): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const filename = url.slice('sqlite:'.length).replace(/^\/\//, '');
@@ -117,6 +131,7 @@ function parseDatabase(url: string): DatabaseConfig {
   } catch {
     throw new ConfigError('DATABASE_URL', 'is not a URL (expected sqlite:FILE, mysql://user:pass@host:3306/db or postgres://user:pass@host:5432/db)');
   }
+  checkEncoding('DATABASE_URL', parsed);
   if (parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:') {
     if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'a postgres URL must name a database, as in postgres://postgres@127.0.0.1:5432/test');
     return { client: 'postgres', url };
@@ -131,6 +146,8 @@ function parseDatabase(url: string): DatabaseConfig {
 function parseRedisUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (/^rediss?-cluster:/.test(raw)) {
+    const credentials = CLUSTER_URL.exec(raw)?.[2];
+    if (credentials) checkEncoding('REDIS_URL', new URL(`redis://${credentials}@host`));
     const nodes = clusterNodes(raw)?.nodes ?? [];
     if (nodes.length === 0 || nodes.some((node) => !/^rediss?:\/\/[^\s:/]+:\d{1,5}$/.test(node))) {
       throw new ConfigError('REDIS_URL', 'a cluster URL lists nodes as host:port, as in redis-cluster://10.0.0.1:7000,10.0.0.2:7000');
@@ -143,6 +160,7 @@ function parseRedisUrl(raw: string | undefined): string | undefined {
   } catch {
     throw new ConfigError('REDIS_URL', 'is not a URL (expected redis://host:6379, or redis-cluster://host:port,host:port for a cluster)');
   }
+  checkEncoding('REDIS_URL', parsed);
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new ConfigError('REDIS_URL', `unsupported scheme "${parsed.protocol}" (expected redis:, rediss:, or redis-cluster: for a cluster)`);
   }
