@@ -1,5 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { waitFor } from './app.js';
 
 /** Whether something listens on 127.0.0.1:`port` (within a second). */
 function listening(port: number): Promise<boolean> {
@@ -36,4 +40,33 @@ export function programOrSkip(suite: Mocha.Context, program: string): void {
   if (process.env.REQUIRE_BROKERS === 'true') throw new Error(`REQUIRE_BROKERS=true but ${program} is not on the PATH`);
   console.log(`    (tests skipped: ${program} is not on the PATH)`);
   suite.skip();
+}
+
+export interface NatsServer {
+  port: number;
+  stop(): void;
+}
+
+/**
+ * A nats-server of a test's own, with JetStream, on a free loopback port and a store in a
+ * directory of its own (`args` add to it: `--tls ...`, `--auth <token>`); stop() ends it and
+ * removes the store.
+ */
+export async function startNatsServer(args: string[]): Promise<NatsServer> {
+  const store = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-nats-'));
+  const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', store, ...args]);
+  const stop = () => {
+    server.kill();
+    fs.rmSync(store, { recursive: true, force: true });
+  };
+  let log = '';
+  server.stderr.on('data', (d: Buffer) => (log += d));
+  const listening = /Listening for client connections on 127\.0\.0\.1:(\d+)/;
+  try {
+    await waitFor(() => listening.test(log), 10_000, 'nats-server listening');
+  } catch (error) {
+    stop();
+    throw new Error(`${(error as Error).message}:\n${log}`, { cause: error });
+  }
+  return { port: Number(listening.exec(log)?.[1]), stop };
 }

@@ -252,3 +252,13 @@ export async function startPrivateMariadb(): Promise<{ url: string; stop(): Prom
     },
   };
 }
+
+/** Runs `during` while a worker process (`npm run worker`, with `env`) runs, and stops it after, whatever `during` did. */
+export async function withWorkerProcess<T>(env: Record<string, string>, during: () => Promise<T>): Promise<T> {
+  const worker = await startWorkerProcess(env);
+  try {
+    return await during();
+  } finally {
+    await worker.stop();
+  }
+}

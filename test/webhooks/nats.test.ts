@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { connect, type NatsConnection, type TlsOptions } from 'nats';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
-import { brokerOrSkip, programOrSkip } from '../helpers/brokers.js';
-import { startWorkerProcess } from '../helpers/processes.js';
+import { brokerOrSkip, programOrSkip, startNatsServer, type NatsServer } from '../helpers/brokers.js';
+import { withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { verified } from '../helpers/receiver.js';
@@ -17,6 +13,19 @@ const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', W
 const NATS = '127.0.0.1:4222';
 
 type Delivery = { status: string; attempts: number; last_error: string | null };
+
+/**
+ * The next message of `stream`, on `subject`, verified as the standardwebhooks package verifies
+ * an HTTP delivery (with `secret`): the event, its body and its headers.
+ */
+async function nextEvent(nc: NatsConnection, stream: string, subject: string, secret: string) {
+  const message = await (await nc.jetstream().consumers.get(stream)).next({ expires: 5000 });
+  expect(message, 'a message in the stream').to.not.equal(null);
+  expect(message!.subject).to.equal(subject);
+  const body = new TextDecoder().decode(message!.data);
+  const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'].map((h) => [h, message!.headers?.get(h) ?? '']));
+  return { event: verified(secret, { at: Date.now(), path: subject, headers, body, id: headers['webhook-id']! }), body, headers };
+}
 
 /** API.md section 16: nats://host:port/<subject> destinations, against the real NATS server (JetStream). */
 describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
@@ -58,15 +67,8 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     const sub = await subscribe(`nats://${NATS}/${subject}`);
     const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over NATS' } })).json()) as { id: string };
     await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 15_000, 'the delivery acknowledged');
-    const consumer = await nc.jetstream().consumers.get(stream);
-    const message = await consumer.next({ expires: 5000 });
-    expect(message, 'a message in the stream').to.not.equal(null);
-    expect(message!.subject).to.equal(subject);
-    const body = new TextDecoder().decode(message!.data);
-    const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'].map((h) => [h, message!.headers?.get(h) ?? '']));
+    const { event, body, headers } = await nextEvent(nc, stream, subject, sub.secret);
     expect(headers['content-type']).to.equal('application/json');
-    // The standardwebhooks package verifies it exactly as it verifies an HTTP delivery.
-    const event = verified(sub.secret, { at: Date.now(), path: subject, headers, body, id: headers['webhook-id']! });
     expect(event.type).to.equal('deal.created');
     expect(event.data.object.id).to.equal(created.id);
     const stored = (await app.deps.db('events').where({ id: headers['webhook-id'] }).first('payload')) as { payload: string };
@@ -117,8 +119,7 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
   let app: TestApp;
   let token: string;
   let certificate: LocalCertificate;
-  let server: ChildProcess;
-  let port: number;
+  let server: NatsServer;
   let nc: NatsConnection;
   const stream = 'WSAPI_TLS';
   const subject = 'wsapi.tls.deals';
@@ -128,13 +129,9 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     programOrSkip(this, 'nats-server');
     programOrSkip(this, 'openssl');
     certificate = localCertificate();
-    server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', certificate.dir, '--tls', '--tlscert', certificate.certFile, '--tlskey', certificate.keyFile]);
-    let log = '';
-    server.stderr?.on('data', (d: Buffer) => (log += d));
-    await waitFor(() => /Listening for client connections on 127\.0\.0\.1:(\d+)/.test(log), 10_000, 'nats-server listening');
-    port = Number(/Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
+    server = await startNatsServer(['--tls', '--tlscert', certificate.certFile, '--tlskey', certificate.keyFile]);
     const tls: TlsOptions & { servername: string } = { ca: certificate.cert, servername: 'localhost' };
-    nc = await connect({ servers: `127.0.0.1:${port}`, tls });
+    nc = await connect({ servers: `127.0.0.1:${server.port}`, tls });
     await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: ['wsapi.tls.>'] });
     app = await startApp({ env: FAST });
     ({ token } = await app.workspaceWithKey());
@@ -142,41 +139,30 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
   after(async () => {
     await app?.close();
     await nc?.close();
-    server?.kill();
+    server?.stop();
     certificate?.remove();
   });
 
   const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
 
   it("checks the server's certificate against the URL's host, and publishes once it is trusted", async () => {
-    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `tls://user:pw@localhost:${port}/${subject}`, events: ['deal.created'] } });
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `tls://user:pw@localhost:${server.port}/${subject}`, events: ['deal.created'] } });
     expect(res.status, await res.clone().text()).to.equal(201);
     const sub = (await res.json()) as { id: string; secret: string; url: string };
-    expect(sub.url).to.equal(`tls://user@localhost:${port}/${subject}`);
-    await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `tls://localhost:${port}/${subject}` } });
+    expect(sub.url).to.equal(`tls://user@localhost:${server.port}/${subject}`);
+    await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `tls://localhost:${server.port}/${subject}` } });
 
-    const untrusting = await startWorkerProcess({ ...FAST });
-    try {
+    await withWorkerProcess(FAST, async () => {
       await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Untrusted server' } });
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery failed');
-    } finally {
-      await untrusting.stop();
-    }
-    const [failed] = await deliveries(sub.id);
-    expect(failed!.last_error).to.match(/self[- ]signed certificate/i);
+    });
+    expect((await deliveries(sub.id))[0]?.last_error).to.match(/self[- ]signed certificate/i);
 
-    const trusting = await startWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile });
-    try {
+    await withWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
       const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery acknowledged');
-      const message = await (await nc.jetstream().consumers.get(stream)).next({ expires: 5000 });
-      expect(message, 'a message in the stream').to.not.equal(null);
-      const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, message!.headers?.get(h) ?? '']));
-      const event = verified(sub.secret, { at: Date.now(), path: subject, headers, body: new TextDecoder().decode(message!.data), id: headers['webhook-id']! });
-      expect(event.data.object.id).to.equal(created.id);
-    } finally {
-      await trusting.stop();
-    }
+      expect((await nextEvent(nc, stream, subject, sub.secret)).event.data.object.id).to.equal(created.id);
+    });
   });
 });
 
@@ -185,23 +171,16 @@ describe('NATS destinations with a token (nats://<token>@host, a nats-server of 
   let app: TestApp;
   let worker: Worker;
   let token: string;
-  let server: ChildProcess;
-  let port: number;
+  let server: NatsServer;
   let nc: NatsConnection;
-  let store: string;
   const secret = `tok${runName()}`;
   const subject = 'wsapi.token.deals';
 
   before(async function () {
     await brokerOrSkip(this, 'NATS', 4222);
     programOrSkip(this, 'nats-server');
-    store = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-nats-'));
-    server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', store, '--auth', secret]);
-    let log = '';
-    server.stderr?.on('data', (d: Buffer) => (log += d));
-    await waitFor(() => /Listening for client connections on 127\.0\.0\.1:(\d+)/.test(log), 10_000, 'nats-server listening');
-    port = Number(/Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
-    nc = await connect({ servers: `127.0.0.1:${port}`, token: secret });
+    server = await startNatsServer(['--auth', secret]);
+    nc = await connect({ servers: `127.0.0.1:${server.port}`, token: secret });
     await (await nc.jetstreamManager()).streams.add({ name: 'WSAPI_TOKEN', subjects: ['wsapi.token.>'] });
     app = await startApp({ env: FAST });
     worker = startWorker(app.deps);
@@ -211,8 +190,7 @@ describe('NATS destinations with a token (nats://<token>@host, a nats-server of 
     await worker?.stop();
     await app?.close();
     await nc?.close();
-    server?.kill();
-    if (store) fs.rmSync(store, { recursive: true, force: true });
+    server?.stop();
   });
 
   const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
@@ -223,9 +201,9 @@ describe('NATS destinations with a token (nats://<token>@host, a nats-server of 
       expect(res.status, await res.clone().text()).to.equal(201);
       return (await res.json()) as { id: string; url: string };
     };
-    const sub = await create(`nats://${secret}@localhost:${port}/${subject}`);
-    const wrong = await create(`nats://not${secret}@localhost:${port}/${subject}`);
-    expect(sub.url).to.equal(`nats://localhost:${port}/${subject}`);
+    const sub = await create(`nats://${secret}@localhost:${server.port}/${subject}`);
+    const wrong = await create(`nats://not${secret}@localhost:${server.port}/${subject}`);
+    expect(sub.url).to.equal(`nats://localhost:${server.port}/${subject}`);
     expect(JSON.stringify(await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json())).to.not.contain(secret);
     const row = (await app.deps.db('webhook_subscriptions').where({ id: sub.id }).first('url', 'url_password')) as { url: string; url_password: string };
     expect(row.url).to.equal(sub.url);
