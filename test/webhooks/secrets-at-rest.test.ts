@@ -7,6 +7,7 @@ import { knexSettings } from '../../src/db/connect.js';
 import { decodeKey } from '../../src/common/config.js';
 import { createKeyring, keyId, newKey } from '../../src/secrets/keyring.js';
 import { up as sealMigration, down as unsealMigration } from '../../migrations/20261124000000_sealed_secrets.js';
+import { up as sealUrls, down as unsealUrls } from '../../migrations/20261129000000_url_credentials.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { admin, run, startServer, type ServerProcess } from '../helpers/processes.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
@@ -164,6 +165,34 @@ describe('webhook secrets encrypted at rest (SECRET_KEYS)', function () {
     expect(((await db('webhook_subscriptions').first('secret').where({ id: row!.id })) as Json).secret).to.equal(plain);
     await sealMigration(db.withUserParams({ keyring: ring }));
     expect(await db('webhook_subscriptions').whereNot('secret', 'like', 'enc:%').whereNot('secret', '').count({ n: '*' }).first()).to.deep.include({ n: 0 });
+  });
+
+  it('moves credentials kept in a URL before they were sealed (an https password, a NATS token) to url_password, sealed; down puts them back', async () => {
+    const ring = createKeyring([decodeKey(k2)!]);
+    const rows = (await db('webhook_subscriptions').select('id', 'url', 'url_password').orderBy('id')) as Json[];
+    const [https, nats, amqp] = rows as [Json, Json, Json];
+    const before: Record<string, string> = { [https.id]: 'https://hook:p%40ss@example.com/h', [nats.id]: 'nats://t0ken@nats.example.com:4222/a.b', [amqp.id]: 'amqp://guest@broker.example.com:5672/ex' };
+    for (const [id, url] of Object.entries(before)) await db('webhook_subscriptions').update({ url, url_password: null }).where({ id });
+    const amqpPassword = ring.seal('kept apart', amqp.id);
+    await db('webhook_subscriptions').update({ url_password: amqpPassword }).where({ id: amqp.id });
+    const stored = async (id: string) => (await db('webhook_subscriptions').first('url', 'url_password').where({ id })) as Json;
+
+    await sealUrls(db.withUserParams({ keyring: ring }));
+    expect((await stored(https.id)).url).to.equal('https://hook@example.com/h');
+    expect(ring.open((await stored(https.id)).url_password, https.id)).to.equal('p@ss');
+    expect((await stored(nats.id)).url).to.equal('nats://nats.example.com:4222/a.b');
+    expect(ring.open((await stored(nats.id)).url_password, nats.id)).to.equal('t0ken');
+    expect(await stored(amqp.id)).to.deep.equal({ url: before[amqp.id], url_password: amqpPassword });
+    // Run again, it changes nothing.
+    const once = JSON.stringify(await db('webhook_subscriptions').select('*').orderBy('id'));
+    await sealUrls(db.withUserParams({ keyring: ring }));
+    expect(JSON.stringify(await db('webhook_subscriptions').select('*').orderBy('id'))).to.equal(once);
+
+    await unsealUrls(db.withUserParams({ keyring: ring }));
+    expect(await stored(https.id)).to.deep.equal({ url: 'https://hook:p%40ss@example.com/h', url_password: null });
+    expect(await stored(nats.id)).to.deep.equal({ url: before[nats.id], url_password: null });
+    expect(await stored(amqp.id)).to.deep.equal({ url: before[amqp.id], url_password: amqpPassword });
+    for (const row of rows) await db('webhook_subscriptions').update({ url: row.url, url_password: row.url_password }).where({ id: row.id });
   });
 
   describe('without SECRET_KEYS', () => {
