@@ -10,7 +10,9 @@ import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
  * that takes clients over TLS (NATS's own spelling; the certificate is checked against the
  * URL's host, as for https), each delivery published
  * to JetStream with the event as its body and the Standard Webhooks headers as message headers,
- * deduplicated by the event id (`Nats-Msg-Id`), and counted delivered once JetStream
+ * deduplicated by the event and subscription (`Nats-Msg-Id` `<event id>:<subscription id>`: a
+ * retry that JetStream already holds is dropped, while two subscriptions that publish one event
+ * into the same stream each keep their copy), and counted delivered once JetStream
  * acknowledges it. No acknowledgement in time (no stream takes the subject, the server is down)
  * is a failed attempt with its reason, retried like HTTP.
  */
@@ -45,21 +47,21 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
     const server = `${net.isIPv6(address) ? `[${address}]` : address}:${url.port || NATS_PORT}`;
     const user = decodeURIComponent(url.username);
     const pass = decodeURIComponent(url.password);
-    // Over TLS the socket goes to the address just checked, and the certificate is checked against the URL's host.
-    // (nats.js hands its tls options to Node's tls.connect, servername with them, though its type names only its own.)
-    const tls: TlsOptions & { servername: string } = { servername: bareHost(url) };
     const key = `${url.protocol}//${bareHost(url)}@${server}|${user}|${pass}`;
     let pending = connections.get(key);
     if (!pending) {
-      pending = connect({
+      const options = {
         servers: server,
         timeout: timeoutMs,
         reconnect: false,
         name: 'workspace-api-webhooks',
         // A user without a password is a token (nats://<token>@host), as NATS's own tools read it.
         ...(user && pass ? { user, pass } : user ? { token: user } : {}),
-        ...(url.protocol === 'tls:' ? { tls } : {}),
-      });
+      };
+      const overTls = { ...options, tls: tlsTo(bareHost(url)) };
+      // tls:// takes TLS only. nats:// takes it when the server offers it (as NATS's clients
+      // do), checked against the URL's host too, and plain when the server offers none.
+      pending = url.protocol === 'tls:' ? connect(overTls) : connect(overTls).catch((err: unknown) => (offersNoTls(err) ? connect(options) : Promise.reject(err)));
       connections.set(key, pending);
       pending.then(
         (nc) => void nc.closed().then(() => connections.delete(key)),
@@ -69,7 +71,7 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
     return pending;
   }
 
-  async function send(message: Message): Promise<Outcome> {
+  async function send(message: Message & { subscriptionId: string }): Promise<Outcome> {
     const startedAt = clock.now();
     const started = performance.now();
     const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
@@ -84,7 +86,7 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
       h.set('webhook-id', message.eventId);
       h.set('webhook-timestamp', String(timestamp));
       h.set('webhook-signature', signature);
-      const ack = await nc.jetstream().publish(subject, new TextEncoder().encode(message.body), { msgID: message.eventId, headers: h, timeout: timeoutMs });
+      const ack = await nc.jetstream().publish(subject, new TextEncoder().encode(message.body), { msgID: `${message.eventId}:${message.subscriptionId}`, headers: h, timeout: timeoutMs });
       return done({ status: null, acknowledged: true, excerpt: `stream ${ack.stream}, sequence ${ack.seq}${ack.duplicate ? ' (already there)' : ''}`, error: null });
     } catch (err) {
       return done({ status: null, excerpt: null, error: describe(err) });
@@ -98,6 +100,23 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
   }
 
   return { send, close };
+}
+
+/**
+ * Node's TLS options for a server whose socket goes to the address just checked: the certificate
+ * is checked against the URL's host, named by SNI (an address is checked as one, without SNI,
+ * which RFC 6066 does not allow). nats.js hands them to tls.connect, though its type names only
+ * its own.
+ */
+function tlsTo(host: string): TlsOptions {
+  const options: TlsOptions & ({ servername: string } | { host: string }) = net.isIP(host) ? { host } : { servername: host };
+  return options;
+}
+
+/** The refusal nats.js gives when TLS was asked of a server that offers none. */
+function offersNoTls(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === 'SERVER_OPT_NA' && e.message === 'tls';
 }
 
 function describe(err: unknown): string {

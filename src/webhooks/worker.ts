@@ -160,7 +160,7 @@ class DeliveryWorker implements Worker {
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
     }
     const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
-    if (url.startsWith('nats:') || url.startsWith('tls:')) return this.nats.send(message);
+    if (url.startsWith('nats:') || url.startsWith('tls:')) return this.nats.send({ ...message, subscriptionId: job.delivery.subscription_id });
     if (url.startsWith('amqp:') || url.startsWith('amqps:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
     return this.sender.send(message);
   }

@@ -15,15 +15,15 @@ const NATS = '127.0.0.1:4222';
 type Delivery = { status: string; attempts: number; last_error: string | null };
 
 /**
- * The next message of `stream`, on `subject`, verified as the standardwebhooks package verifies
- * an HTTP delivery (with `secret`): the event, its body and its headers.
+ * The last message of `stream` on `subject` (a direct get, whatever else the stream holds),
+ * verified as the standardwebhooks package verifies an HTTP delivery (with `secret`): the
+ * event, its body and its headers.
  */
-async function nextEvent(nc: NatsConnection, stream: string, subject: string, secret: string) {
-  const message = await (await nc.jetstream().consumers.get(stream)).next({ expires: 5000 });
-  expect(message, 'a message in the stream').to.not.equal(null);
-  expect(message!.subject).to.equal(subject);
-  const body = new TextDecoder().decode(message!.data);
-  const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'].map((h) => [h, message!.headers?.get(h) ?? '']));
+async function lastEvent(nc: NatsConnection, stream: string, subject: string, secret: string) {
+  const message = await (await nc.jetstreamManager()).streams.getMessage(stream, { last_by_subj: subject });
+  expect(message.subject).to.equal(subject);
+  const body = new TextDecoder().decode(message.data);
+  const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type'].map((h) => [h, message.header?.get(h) ?? '']));
   return { event: verified(secret, { at: Date.now(), path: subject, headers, body, id: headers['webhook-id']! }), body, headers };
 }
 
@@ -67,7 +67,7 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     const sub = await subscribe(`nats://${NATS}/${subject}`);
     const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over NATS' } })).json()) as { id: string };
     await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 15_000, 'the delivery acknowledged');
-    const { event, body, headers } = await nextEvent(nc, stream, subject, sub.secret);
+    const { event, body, headers } = await lastEvent(nc, stream, subject, sub.secret);
     expect(headers['content-type']).to.equal('application/json');
     expect(event.type).to.equal('deal.created');
     expect(event.data.object.id).to.equal(created.id);
@@ -75,6 +75,23 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     expect(body).to.equal(stored.payload);
     const [delivery] = await deliveries(sub.id);
     expect(delivery).to.include({ status: 'succeeded', attempts: 1, last_error: null });
+  });
+
+  it("keeps each subscription's copy of an event in one stream, and drops a copy it already holds", async () => {
+    const [a, b] = [await subscribe(`nats://${NATS}/wsapi.${run}.copy.a`), await subscribe(`nats://${NATS}/wsapi.${run}.copy.b`)];
+    const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Twice' } })).json()) as { id: string };
+    for (const sub of [a, b]) await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 15_000, 'both deliveries acknowledged');
+    const [first, second] = [await lastEvent(nc, stream, `wsapi.${run}.copy.a`, a.secret), await lastEvent(nc, stream, `wsapi.${run}.copy.b`, b.secret)];
+    expect([first.event.data.object.id, second.event.data.object.id]).to.deep.equal([created.id, created.id]);
+    expect(first.headers['webhook-id']).to.equal(second.headers['webhook-id']);
+    // The same delivery published again (a retry after a lost acknowledgement) is one JetStream already holds.
+    const [delivery] = (await (await app.request(`/v1/webhooks/${a.id}/deliveries`, { token })).json() as { data: Array<{ id: string }> }).data;
+    const before = (await (await nc.jetstreamManager()).streams.info(stream)).state.messages;
+    expect((await app.request(`/v1/webhooks/${a.id}/deliveries/${delivery!.id}/retry`, { token, method: 'POST' })).status).to.equal(202);
+    await waitFor(async () => ((await (await app.request(`/v1/webhooks/${a.id}/deliveries/${delivery!.id}`, { token })).json()) as { attempts: unknown[] }).attempts.length === 2, 15_000, 'the retried attempt');
+    const attempts = ((await (await app.request(`/v1/webhooks/${a.id}/deliveries/${delivery!.id}`, { token })).json()) as { attempts: Array<{ response_excerpt: string | null }> }).attempts;
+    expect(attempts[0]?.response_excerpt).to.match(/\(already there\)$/);
+    expect((await (await nc.jetstreamManager()).streams.info(stream)).state.messages).to.equal(before);
   });
 
   it('counts a subject no stream takes, or a server that is down, as failed attempts with their reason, retried, and the worker goes on', async () => {
@@ -145,10 +162,14 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
 
   const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
 
-  it("checks the server's certificate against the URL's host, and publishes once it is trusted", async () => {
-    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `tls://user:pw@localhost:${server.port}/${subject}`, events: ['deal.created'] } });
+  const subscribeTo = async (url: string) => {
+    const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['deal.created'] } });
     expect(res.status, await res.clone().text()).to.equal(201);
-    const sub = (await res.json()) as { id: string; secret: string; url: string };
+    return (await res.json()) as { id: string; secret: string; url: string };
+  };
+
+  it("checks the server's certificate against the URL's host, and publishes once it is trusted", async () => {
+    const sub = await subscribeTo(`tls://user:pw@localhost:${server.port}/${subject}`);
     expect(sub.url).to.equal(`tls://user@localhost:${server.port}/${subject}`);
     await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `tls://localhost:${server.port}/${subject}` } });
 
@@ -158,11 +179,18 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     });
     expect((await deliveries(sub.id))[0]?.last_error).to.match(/self[- ]signed certificate/i);
 
+    // nats:// takes TLS too when the server offers it, the certificate checked against the URL's
+    // host: localhost is the certificate's name, 127.0.0.1 is not.
+    const byName = await subscribeTo(`nats://localhost:${server.port}/wsapi.tls.named`);
+    const byAddress = await subscribeTo(`nats://127.0.0.1:${server.port}/wsapi.tls.address`);
     await withWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
       const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery acknowledged');
-      expect((await nextEvent(nc, stream, subject, sub.secret)).event.data.object.id).to.equal(created.id);
+      expect((await lastEvent(nc, stream, subject, sub.secret)).event.data.object.id).to.equal(created.id);
+      await waitFor(async () => (await deliveries(byName.id)).some((d) => d.status === 'succeeded'), 20_000, 'the nats:// delivery acknowledged over TLS');
+      await waitFor(async () => (await deliveries(byAddress.id)).some((d) => d.status === 'failed'), 20_000, 'the nats:// delivery to an address the certificate does not name failed');
     });
+    expect((await deliveries(byAddress.id))[0]?.last_error).to.match(/IP: 127\.0\.0\.1 is not in the cert's list/);
   });
 });
 
