@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { waitFor } from './app.js';
-import { backend } from './backend.js';
+import { backend, isolatedDatabase } from './backend.js';
 
 const TSX = ['--import', 'tsx'];
 
@@ -261,4 +261,19 @@ export async function withWorkerProcess<T>(env: Record<string, string>, during: 
   } finally {
     await worker.stop();
   }
+}
+
+/**
+ * A database of a test's own, migrated (`npm run migrate`), for a test whose worker processes
+ * must see its deliveries alone: a worker process on the run's shared database also takes what
+ * earlier tests left due there.
+ */
+export async function migratedDatabase(name: string): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const storage = await isolatedDatabase(name);
+  const migrated = await run('src/cli/migrate.ts', [], storage.env);
+  if (migrated.code !== 0) {
+    await storage.drop();
+    throw new Error(`migrating ${name}: ${migrated.stderr}`);
+  }
+  return storage;
 }

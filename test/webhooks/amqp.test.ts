@@ -6,7 +6,7 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
 import { brokerOrSkip, programOrSkip } from '../helpers/brokers.js';
-import { withWorkerProcess } from '../helpers/processes.js';
+import { migratedDatabase, withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { verified } from '../helpers/receiver.js';
@@ -123,7 +123,10 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
  * certificate fails the delivery naming it; one that does (NODE_EXTRA_CA_CERTS, as an operator
  * adds a private CA) delivers through the proxy.
  */
-describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.0.0.1:5672)', () => {
+describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.0.0.1:5672)', function () {
+  // Two worker processes start and stop, on a database of the describe's own.
+  this.timeout(120_000);
+  let storage: Awaited<ReturnType<typeof migratedDatabase>>;
   let app: TestApp;
   let token: string;
   let proxy: tls.Server;
@@ -160,11 +163,13 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     const { queue } = await channel.assertQueue('', { exclusive: true });
     await channel.bindQueue(queue, exchange, '#');
     await channel.consume(queue, (m) => m && received.push(m), { noAck: true });
-    app = await startApp({ env: FAST });
+    storage = await migratedDatabase('amqps');
+    app = await startApp({ env: { ...FAST, ...storage.env } });
     ({ token } = await app.workspaceWithKey());
   });
   after(async () => {
     await app?.close();
+    await storage?.drop();
     await connection?.close();
     proxy?.close();
     certificate?.remove();
@@ -179,7 +184,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     expect(sub.url).to.equal(`amqps://guest@localhost:${port}/${exchange}`);
 
     // A worker that does not trust the certificate: the attempts fail, naming it; nothing reaches the exchange.
-    await withWorkerProcess(FAST, async () => {
+    await withWorkerProcess({ ...FAST, ...storage.env }, async () => {
       await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Untrusted broker' } });
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery failed');
     });
@@ -190,7 +195,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     expect(secured).to.equal(0);
 
     // A worker that trusts it delivers through TLS, signed as over amqp://.
-    await withWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
+    await withWorkerProcess({ ...FAST, ...storage.env, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
       const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery confirmed');
       await waitFor(() => received.length > 0, 5000, 'the message consumed');

@@ -4,7 +4,7 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { runName } from '../helpers/backend.js';
 import { brokerOrSkip, programOrSkip, startNatsServer, type NatsServer } from '../helpers/brokers.js';
-import { withWorkerProcess } from '../helpers/processes.js';
+import { migratedDatabase, withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { verified } from '../helpers/receiver.js';
@@ -132,7 +132,10 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
  * clients over TLS only, with a certificate for localhost. A worker process that does not trust
  * it fails the delivery naming the certificate; one that does (NODE_EXTRA_CA_CERTS) publishes.
  */
-describe('NATS destinations over TLS (tls://, a nats-server of its own that requires TLS)', () => {
+describe('NATS destinations over TLS (tls://, a nats-server of its own that requires TLS)', function () {
+  // Two worker processes start and stop, on a database of the describe's own.
+  this.timeout(120_000);
+  let storage: Awaited<ReturnType<typeof migratedDatabase>>;
   let app: TestApp;
   let token: string;
   let certificate: LocalCertificate;
@@ -150,11 +153,13 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     const tls: TlsOptions & { servername: string } = { ca: certificate.cert, servername: 'localhost' };
     nc = await connect({ servers: `127.0.0.1:${server.port}`, tls });
     await (await nc.jetstreamManager()).streams.add({ name: stream, subjects: ['wsapi.tls.>'] });
-    app = await startApp({ env: FAST });
+    storage = await migratedDatabase('natstls');
+    app = await startApp({ env: { ...FAST, ...storage.env } });
     ({ token } = await app.workspaceWithKey());
   });
   after(async () => {
     await app?.close();
+    await storage?.drop();
     await nc?.close();
     server?.stop();
     certificate?.remove();
@@ -173,7 +178,7 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     expect(sub.url).to.equal(`tls://user@localhost:${server.port}/${subject}`);
     await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url: `tls://localhost:${server.port}/${subject}` } });
 
-    await withWorkerProcess(FAST, async () => {
+    await withWorkerProcess({ ...FAST, ...storage.env }, async () => {
       await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Untrusted server' } });
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'failed'), 20_000, 'the delivery failed');
     });
@@ -183,7 +188,7 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     // host: localhost is the certificate's name, 127.0.0.1 is not.
     const byName = await subscribeTo(`nats://localhost:${server.port}/wsapi.tls.named`);
     const byAddress = await subscribeTo(`nats://127.0.0.1:${server.port}/wsapi.tls.address`);
-    await withWorkerProcess({ ...FAST, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
+    await withWorkerProcess({ ...FAST, ...storage.env, NODE_EXTRA_CA_CERTS: certificate.certFile }, async () => {
       const created = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Over TLS' } })).json()) as { id: string };
       await waitFor(async () => (await deliveries(sub.id)).some((d) => d.status === 'succeeded'), 20_000, 'the delivery acknowledged');
       expect((await lastEvent(nc, stream, subject, sub.secret)).event.data.object.id).to.equal(created.id);
