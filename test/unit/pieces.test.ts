@@ -166,7 +166,7 @@ describe('SSRF ranges', () => {
   });
 });
 
-describe("credentials in a broker destination's URL", () => {
+describe("credentials in a destination's URL", () => {
   const cases: Array<[string, string, string | null]> = [
     ['amqp://guest:gu%40st@broker:5672/ex', 'amqp://guest@broker:5672/ex', 'gu@st'],
     ['amqps://u:p@broker/ex', 'amqps://u@broker/ex', 'p'],
@@ -175,7 +175,9 @@ describe("credentials in a broker destination's URL", () => {
     ['tls://tok@nats:4222/a.b', 'tls://nats:4222/a.b', 'tok'],
     ['nats://nats:4222/a.b', 'nats://nats:4222/a.b', null],
     ['amqp://guest@broker/ex', 'amqp://guest@broker/ex', null],
-    ['https://user:pw@example.com/hook', 'https://user:pw@example.com/hook', null],
+    ['https://user:pw@example.com/hook', 'https://user@example.com/hook', 'pw'],
+    ['https://example.com/hook?to=a@b', 'https://example.com/hook?to=a@b', null],
+    ['ftp://user:pw@example.com/', 'ftp://user:pw@example.com/', null],
   ];
   it('keeps the URL without its password or NATS token, and puts it back to connect', () => {
     for (const [raw, kept, sealed] of cases) {
