@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { splitCredentials, withPassword } from '../src/webhooks/credentials.js';
+import { transportOf } from '../src/webhooks/schemes.js';
 import type { Keyring } from '../src/secrets/keyring.js';
 
 /**
@@ -46,12 +47,12 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Puts https passwords and NATS tokens back into their URLs (the credentials brokers kept apart before, amqp and nats passwords, stay apart). */
 export async function down(knex: Knex): Promise<void> {
-  const sealed = (q: Knex.QueryBuilder) => q.whereNotNull('url_password').where((w) => w.where('url', 'like', 'https:%').orWhere('url', 'like', 'http:%').orWhere((n) => n.where('url', 'like', 'nats:%').orWhere('url', 'like', 'tls:%')));
+  const sealed = (q: Knex.QueryBuilder) => q.whereNotNull('url_password');
   let keyring: Keyring | undefined;
   await eachRow(knex, sealed, (row) => {
     const url = new URL(row.url);
-    const token = (url.protocol === 'nats:' || url.protocol === 'tls:') && url.username === '';
-    if (!(url.protocol === 'https:' || url.protocol === 'http:' || token)) return undefined;
+    const transport = transportOf(url.protocol);
+    if (!(transport === 'http' || (transport === 'nats' && url.username === ''))) return undefined;
     keyring ??= keyringOf(knex);
     return { url: withPassword(row.url, keyring.open(row.url_password!, row.id)), url_password: null };
   });

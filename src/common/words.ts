@@ -10,5 +10,5 @@ export const A = (name: string) => {
 /** `1 delivery`, `3 deliveries`. */
 export const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** `a`, `a and b`, `a, b and c`: items as a sentence lists them. */
-export const inWords = (items: readonly string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`);
+/** `a`, `a and b`, `a, b and c` (or `a, b or c`): items as a sentence lists them. */
+export const inWords = (items: readonly string[], conjunction: 'and' | 'or' = 'and') => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} ${conjunction} ${items[items.length - 1]}`);

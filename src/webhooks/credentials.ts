@@ -1,3 +1,5 @@
+import { transportOf } from './schemes.js';
+
 /**
  * Credentials in a destination's URL (`https://user:pass@host/...`, sent as HTTP Basic
  * authentication; `amqp://user:pass@host/...`, `amqps://...`, `nats://user:pass@...`,
@@ -5,16 +7,15 @@
  * sealed at rest like a signing secret and never shown back; the subscription keeps and shows
  * its URL without it.
  */
-const SEALED = new Set(['https:', 'http:', 'amqp:', 'amqps:', 'nats:', 'tls:']);
-/** Schemes whose URL's user alone, without a password, is a token (NATS). */
-const TOKEN_AS_USER = new Set(['nats:', 'tls:']);
+/** A URL's user alone, without a password, is a token (NATS). */
+const tokenAsUser = (url: URL) => transportOf(url.protocol) === 'nats';
 
 /** The URL to keep and show (no password or token), and the password or token to seal, if any. */
 export function splitCredentials(raw: string): { url: string; password: string | null } {
   const url = new URL(raw);
-  if (!SEALED.has(url.protocol)) return { url: raw, password: null };
+  if (transportOf(url.protocol) === undefined) return { url: raw, password: null };
   if (url.password === '') {
-    if (!TOKEN_AS_USER.has(url.protocol) || url.username === '') return { url: raw, password: null };
+    if (!tokenAsUser(url) || url.username === '') return { url: raw, password: null };
     const token = decodeURIComponent(url.username);
     url.username = '';
     return { url: url.toString(), password: token };
@@ -28,7 +29,7 @@ export function splitCredentials(raw: string): { url: string; password: string |
 export function withPassword(url: string, password: string | null): string {
   if (password === null) return url;
   const full = new URL(url);
-  if (full.username === '' && TOKEN_AS_USER.has(full.protocol)) full.username = encodeURIComponent(password);
+  if (full.username === '' && tokenAsUser(full)) full.username = encodeURIComponent(password);
   else full.password = encodeURIComponent(password);
   return full.toString();
 }

@@ -1,14 +1,13 @@
 import { ApiError, type ErrorItem } from '../common/errors.js';
 import { patternErrors } from '../events/patterns.js';
-import { bareHost, checkHost, DestinationError, schemeError } from './ssrf.js';
+import { bareHost, checkHost, DestinationError } from './ssrf.js';
+import { schemeError, transportOf } from './schemes.js';
 import type { WebhookDeps } from './subscriptions.js';
-import { NATS_SCHEMES, natsUrlError } from './nats.js';
+import { natsUrlError } from './nats.js';
 import { amqpUrlError } from './amqp.js';
 
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
 const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
-
-const BROKER_SCHEMES: ReadonlySet<string> = new Set([...NATS_SCHEMES, 'amqp:', 'amqps:']);
 
 /**
  * The first part of the URL that the service decodes (user and password; a broker's path, its
@@ -16,7 +15,7 @@ const BROKER_SCHEMES: ReadonlySet<string> = new Set([...NATS_SCHEMES, 'amqp:', '
  * sent as it is.
  */
 function undecodable(url: URL): string | undefined {
-  const parts = { user: url.username, password: url.password, ...(BROKER_SCHEMES.has(url.protocol) ? { path: url.pathname } : {}) };
+  const parts = { user: url.username, password: url.password, ...(transportOf(url.protocol) !== 'http' ? { path: url.pathname } : {}) };
   for (const [part, value] of Object.entries(parts)) {
     try {
       decodeURIComponent(value);
@@ -42,7 +41,8 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
     target = new URL(body.url);
     const scheme = schemeError(target, deps.config.webhookAllowPrivate);
     const malformed = scheme ? undefined : undecodable(target);
-    const destination = malformed ? undefined : NATS_SCHEMES.has(target.protocol) ? natsUrlError(target) : BROKER_SCHEMES.has(target.protocol) ? amqpUrlError(target) : undefined;
+    const transport = transportOf(target.protocol);
+    const destination = malformed ? undefined : transport === 'nats' ? natsUrlError(target) : transport === 'amqp' ? amqpUrlError(target) : undefined;
     if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
     else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
     else if (malformed) errors.push({ pointer: '/url', message: `must write its ${malformed} percent-encoded as UTF-8 (a % followed by two hex digits, each sequence a whole character)` });

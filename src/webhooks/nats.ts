@@ -22,9 +22,6 @@ export const NATS_PORT = 4222;
 /** A subject as NATS takes it for a publish: dot-separated tokens, no wildcard, no space. */
 const SUBJECT = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
-/** The schemes of NATS destinations: `tls:` is NATS over TLS. */
-export const NATS_SCHEMES: ReadonlySet<string> = new Set(['nats:', 'tls:']);
-
 /** What is wrong with a `nats:` (or `tls:`) URL's subject or form, or undefined. */
 export function natsUrlError(url: URL): string | undefined {
   if (url.search) return 'must not have a query string';

@@ -107,10 +107,3 @@ export async function checkHost(host: string, resolve: Resolve, allowPrivate: bo
   }
   return addresses;
 }
-
-/** The scheme rule: https, or http too when private destinations are allowed (development). */
-export function schemeError(url: URL, allowPrivate: boolean): string | undefined {
-  if (url.protocol === 'https:' || url.protocol === 'nats:' || url.protocol === 'tls:' || url.protocol === 'amqp:' || url.protocol === 'amqps:') return undefined;
-  if (url.protocol === 'http:' && allowPrivate) return undefined;
-  return allowPrivate ? 'must be an http, https, nats, tls (NATS over TLS), amqp or amqps URL' : 'must be an https, nats, tls (NATS over TLS), amqp or amqps URL';
-}

@@ -1,5 +1,6 @@
 import { createAmqpSender, type AmqpSender } from './amqp.js';
 import { withPassword } from './credentials.js';
+import { transportOf } from './schemes.js';
 import { createNatsSender, type NatsSender } from './nats.js';
 import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
@@ -160,8 +161,9 @@ class DeliveryWorker implements Worker {
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
     }
     const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
-    if (url.startsWith('nats:') || url.startsWith('tls:')) return this.nats.send({ ...message, subscriptionId: job.delivery.subscription_id });
-    if (url.startsWith('amqp:') || url.startsWith('amqps:')) return this.amqp.send({ ...message, type: job.delivery.event_type });
+    const transport = transportOf(url.slice(0, url.indexOf(':') + 1));
+    if (transport === 'nats') return this.nats.send({ ...message, subscriptionId: job.delivery.subscription_id });
+    if (transport === 'amqp') return this.amqp.send({ ...message, type: job.delivery.event_type });
     return this.sender.send(message);
   }
 
