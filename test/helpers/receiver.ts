@@ -117,3 +117,11 @@ export function verifiedEd25519(publicKey: string, r: Received): unknown {
   if (!signatures.some((signature) => nacl.sign.detached.verify(content, signature, key))) throw new Error('no v1a signature verifies with the public key');
   return JSON.parse(r.body);
 }
+
+/** A delivery as `GET /v1/webhooks/{id}/deliveries` lists it (the fields the tests read). */
+export type ListedDelivery = { id: string; event_id: string; status: string; attempts: number; last_error: string | null };
+
+/** A subscription's deliveries, newest first, through the public API (`query` such as `?limit=200`). */
+export async function deliveriesOf(app: { request(path: string, init: { token: string }): Promise<Response> }, token: string, subscriptionId: string, query = ''): Promise<ListedDelivery[]> {
+  return ((await (await app.request(`/v1/webhooks/${subscriptionId}/deliveries${query}`, { token })).json()) as { data: ListedDelivery[] }).data;
+}

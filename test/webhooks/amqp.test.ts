@@ -9,12 +9,11 @@ import { brokerOrSkip, programOrSkip } from '../helpers/brokers.js';
 import { migratedDatabase, withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
-import { verified } from '../helpers/receiver.js';
+import { deliveriesOf, verified } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '2', WEBHOOK_LEASE_SECONDS: '4' };
 const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
 
-type Delivery = { status: string; attempts: number; last_error: string | null };
 type Sub = { id: string; secret: string; url: string };
 
 /** API.md section 16: amqp://user:pass@host:port/<exchange> destinations, against the real RabbitMQ (publisher confirms). */
@@ -51,7 +50,7 @@ describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
     expect(res.status, await res.clone().text()).to.equal(201);
     return (await res.json()) as Sub;
   };
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id);
 
   it('publishes each delivery to the exchange (routing key: the event type), signed, confirmed; the password sealed and never shown', async () => {
     const sub = await subscribe(`${BROKER}/${exchange}`);
@@ -175,7 +174,7 @@ describe('RabbitMQ destinations over TLS (amqps://, a TLS proxy in front of 127.
     certificate?.remove();
   });
 
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id);
 
   it("checks the broker's certificate against the URL's host, and delivers once it is trusted", async () => {
     const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `amqps://guest:guest@localhost:${port}/${exchange}`, events: ['deal.created'] } });

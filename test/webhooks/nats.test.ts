@@ -7,12 +7,10 @@ import { brokerOrSkip, programOrSkip, startNatsServer, type NatsServer } from '.
 import { migratedDatabase, withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
-import { verified } from '../helpers/receiver.js';
+import { deliveriesOf, verified } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
 const NATS = '127.0.0.1:4222';
-
-type Delivery = { status: string; attempts: number; last_error: string | null };
 
 /**
  * The last message of `stream` on `subject` (a direct get, whatever else the stream holds),
@@ -60,7 +58,7 @@ describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
     expect(res.status, await res.clone().text()).to.equal(201);
     return (await res.json()) as { id: string; secret: string };
   };
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id);
 
   it('publishes each delivery to JetStream: the event as its body, signed Standard Webhooks headers, acknowledged', async () => {
     const subject = `wsapi.${run}.deals`;
@@ -165,7 +163,7 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     certificate?.remove();
   });
 
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id);
 
   const subscribeTo = async (url: string) => {
     const res = await app.request('/v1/webhooks', { token, method: 'POST', json: { url, events: ['deal.created'] } });
@@ -226,7 +224,7 @@ describe('NATS destinations with a token (nats://<token>@host, a nats-server of 
     server?.stop();
   });
 
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id);
 
   it('connects with the token, seals it at rest and never shows it; a wrong token fails naming the refusal', async () => {
     const create = async (url: string) => {

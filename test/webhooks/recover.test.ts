@@ -3,9 +3,7 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { problem } from '../helpers/problem.js';
-import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
-
-type Delivery = { id: string; event_id: string; status: string; attempts: number };
+import { deliveriesOf, startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 
 const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
 
@@ -47,7 +45,7 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
 
   const recover = (id: string, json: unknown, key = token) => app.request(`/v1/webhooks/${id}/recover`, { token: key, method: 'POST', json });
   const setEnabled = async (id: string, enabled: boolean) => expect((await app.request(`/v1/webhooks/${id}`, { token, method: 'PATCH', json: { enabled } })).status).to.equal(200);
-  const deliveries = async (id: string) => ((await (await app.request(`/v1/webhooks/${id}/deliveries?limit=200`, { token })).json()) as { data: Delivery[] }).data;
+  const deliveries = (id: string) => deliveriesOf(app, token, id, '?limit=200');
   /** Every event of the workspace has been fanned out (so the fan-out made whatever deliveries it would). */
   const fannedOut = () =>
     waitFor(async () => Number((await app.deps.db('events').where({ workspace_id: workspaceId }).whereIn('id', app.deps.db('events_pending').select('event_id')).count({ n: '*' }))[0]!.n) === 0, 15_000, 'the fan-out');
