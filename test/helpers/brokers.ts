@@ -44,19 +44,25 @@ export function programOrSkip(suite: Mocha.Context, program: string): void {
 
 export interface NatsServer {
   port: number;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /**
  * A nats-server of a test's own, with JetStream, on a free loopback port and a store in a
- * directory of its own (`args` add to it: `--tls ...`, `--auth <token>`); stop() ends it and
- * removes the store.
+ * directory of its own (`args` add to it: `--tls ...`, `--auth <token>`); stop() ends it, waits
+ * for it to exit and removes the store.
  */
 export async function startNatsServer(args: string[]): Promise<NatsServer> {
   const store = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-nats-'));
   const server = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', '-js', '-sd', store, ...args]);
-  const stop = () => {
-    server.kill();
+  const exited = new Promise<void>((resolve) => {
+    server.once('exit', () => resolve());
+    server.once('error', () => resolve());
+  });
+  // The store is removed once the server has exited: it writes its streams' files until then.
+  const stop = async () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill();
+    await exited;
     fs.rmSync(store, { recursive: true, force: true });
   };
   let log = '';
@@ -65,7 +71,7 @@ export async function startNatsServer(args: string[]): Promise<NatsServer> {
   try {
     await waitFor(() => listening.test(log), 10_000, 'nats-server listening');
   } catch (error) {
-    stop();
+    await stop();
     throw new Error(`${(error as Error).message}:\n${log}`, { cause: error });
   }
   return { port: Number(listening.exec(log)?.[1]), stop };

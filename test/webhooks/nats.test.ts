@@ -159,7 +159,7 @@ describe('NATS destinations over TLS (tls://, a nats-server of its own that requ
     await app?.close();
     await storage?.drop();
     await nc?.close();
-    server?.stop();
+    await server?.stop();
     certificate?.remove();
   });
 
@@ -221,7 +221,7 @@ describe('NATS destinations with a token (nats://<token>@host, a nats-server of 
     await worker?.stop();
     await app?.close();
     await nc?.close();
-    server?.stop();
+    await server?.stop();
   });
 
   const deliveries = (id: string) => deliveriesOf(app, token, id);
