@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import { newId } from '../common/ids.js';
 import type { JsonSchema, Row } from '../kernel/define.js';
+import { validatorPerKey } from '../kernel/ajv.js';
 import type { CompiledResource, Registry } from '../kernel/registry.js';
+import { pickFields, toStored } from '../kernel/rows.js';
 import { termRows } from '../kernel/search-index.js';
 
 /** A small deterministic generator, so a seed gives the same sample data every time. */
@@ -32,15 +34,31 @@ function sampleValue(schema: JsonSchema, i: number, random: () => number): unkno
     return min + Math.floor(random() * (max - min + 1));
   }
   if (schema.format === 'email') return `contact${i}@example.com`;
+  if (schema.format === 'date-time') return new Date(Date.UTC(2026, Math.floor(random() * 12), 1 + Math.floor(random() * 28), 8 + Math.floor(random() * 10), 30 * Math.floor(random() * 2))).toISOString();
   if (schema.format === 'date') return `2026-${String(1 + Math.floor(random() * 12)).padStart(2, '0')}-${String(1 + Math.floor(random() * 28)).padStart(2, '0')}`;
   if (schema.pattern || examples.length === 0) return examples.length > 0 ? examples[0] : `sample ${i}`;
   const text = `${String(examples[0])} ${i}`;
   return typeof schema.maxLength === 'number' ? text.slice(0, schema.maxLength) : text;
 }
 
+/** Each field schema's validator, compiled at its first sample. */
+const validatorOf = validatorPerKey((schema: JsonSchema) => schema);
+
+/**
+ * A field's sample as clients would send it: one its schema refuses (a text of a `pattern` with
+ * no example, one shorter than its `minLength`) is left out, as null, when the field may be null.
+ */
+function sampleOf(schema: JsonSchema, i: number, random: () => number): unknown {
+  const value = sampleValue(schema, i, random);
+  if (value === null || validatorOf(schema)(value)) return value;
+  return validatorOf(schema)(null) ? null : value;
+}
+
 /**
  * A plausible row of a resource, from nothing but its declaration: examples, enums, ranges,
  * and ids of rows already made for its references. State machines start in their initial state.
+ * The row is as stored: each field's sample encoded by its kind (a datetime as epoch
+ * milliseconds, a boolean as 0 or 1), as a write through the API stores it.
  */
 export function sampleRow(resource: CompiledResource, workspaceId: string, i: number, refs: ReadonlyMap<string, readonly string[]>, random: () => number, at: number): Row {
   const { def } = resource;
@@ -53,9 +71,10 @@ export function sampleRow(resource: CompiledResource, workspaceId: string, i: nu
     } else if (def.state?.field === field && def.state.transitions !== 'free') {
       row[field] = schema.default;
     } else {
-      row[field] = sampleValue(schema, i, random);
+      row[field] = sampleOf(schema, i, random);
     }
   }
+  Object.assign(row, toStored(resource, pickFields(resource, row)));
   row.created_at = at;
   row.updated_at = at;
   row.version = 1;

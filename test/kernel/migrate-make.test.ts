@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import { loadPlugins } from '../../src/boot.js';
 import { loadConfig, ROOT_DIR } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { CASELESS_COLLATION, dialectOf } from '../../src/db/dialect.js';
+import { insertSamples } from '../../src/demo/samples.js';
 import { kinds } from '../../src/kernel/kinds.js';
 import { among } from '../../src/kernel/list.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
@@ -95,7 +97,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
    * Runs `test` against a server on the plugins, with `call` speaking as a key (of a new
    * workspace) holding `scopes`, and `keyFor` making more keys there.
    */
-  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string>; output: () => string }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
+  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string>; output: () => string; workspace: string }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
     const server = await startServer({ ...env });
     try {
       const ws = await admin(['workspace', 'create', '--name', 'Author', '--plan', 'pro', '--json'], env);
@@ -112,7 +114,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
         const text = await res.text();
         return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json };
       };
-      await test({ call, api, keyFor, output: () => server.output() });
+      await test({ call, api, keyFor, output: () => server.output(), workspace });
     } finally {
       await server.stop();
     }
@@ -124,6 +126,14 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       const task = await call('/v1/tasks', 'POST', { title: 'Send the contract', due_at: '2026-12-01T17:00:00+02:00', effort: 30, client_id: client.body.id });
       expect(task.status, JSON.stringify(task.body)).to.equal(201);
       expect(task.body).to.include({ title: 'Send the contract', due_at: '2026-12-01T15:00:00.000Z', done: false, effort: 30, status: 'open' });
+      // A leap second is the first instant of the next minute; an offset may come without its minutes (both were 500s).
+      const leap = await call('/v1/tasks', 'POST', { title: 'At midnight', due_at: '2026-12-31T23:59:60Z' });
+      expect(leap.status, JSON.stringify(leap.body)).to.equal(201);
+      expect(leap.body.due_at).to.equal('2027-01-01T00:00:00.000Z');
+      const hours = await call(`/v1/tasks/${leap.body.id}`, 'PATCH', { due_at: '2027-01-01T02:00:00+02' });
+      expect(hours.status, JSON.stringify(hours.body)).to.equal(200);
+      expect(hours.body.due_at).to.equal('2027-01-01T00:00:00.000Z');
+      expect((await call('/v1/tasks?due_at[gte]=2026-12-31T23:59:60Z')).body.data.map((t: Json) => t.id)).to.deep.equal([leap.body.id]);
       expect((await call(`/v1/tasks?status=open&client_id=${client.body.id}`)).body.data.map((t: Json) => t.id)).to.deep.equal([task.body.id]);
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'closed', done: true })).body).to.include({ status: 'closed', done: true });
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'open' })).status).to.equal(409);
@@ -149,6 +159,30 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect((await call(`/v1/tasks/${kept.body.id}`)).body.journal).to.equal(journal);
       expect((await call(`/v1/tasks/${kept.body.id}`, 'PATCH', { journal: `${journal}!` })).status).to.equal(422);
     }, 'read:tasks,write:tasks,write:clients');
+  });
+
+  it('fills a demo workspace with sample tasks that read back as the contract says (a writable datetime stored as epoch milliseconds)', async () => {
+    await serving(async ({ call, workspace }) => {
+      const registry = await loadPlugins(plugins);
+      const db = createDb(loadConfig(env).database);
+      try {
+        await insertSamples(db, registry, workspace, 12, { seed: 5 });
+      } finally {
+        await db.destroy();
+      }
+      // The checked fetcher holds each answer to the OpenAPI document: a sample that read back
+      // as no RFC 3339 time (the demo stored "2026-12-31T09:30:00.000Z 1", and the list was a 500) fails it.
+      const list = await call('/v1/tasks?limit=12');
+      expect(list.status, JSON.stringify(list.body)).to.equal(200);
+      expect(list.body.data).to.have.length(12);
+      const due = list.body.data.map((t: Json) => t.due_at).filter((v: unknown) => v !== null);
+      expect(due.length).to.be.greaterThan(0);
+      for (const value of due) expect(value).to.match(/^2026-\d\d-\d\dT\d\d:\d\d:00\.000Z$/);
+      expect(list.body.data.map((t: Json) => typeof t.done)).to.deep.equal(Array(12).fill('boolean'));
+      const later = await call(`/v1/tasks?due_at[gte]=${encodeURIComponent(due[0])}&limit=12`);
+      expect(later.status).to.equal(200);
+      expect(later.body.data.map((t: Json) => t.due_at)).to.include(due[0]);
+    });
   });
 
   it('runs the plugin\'s hooks in the write\'s transaction, and its handler around the generated one', async () => {
