@@ -12,6 +12,7 @@ import { keysetPage } from '../kernel/keyset.js';
 import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
 import { requireSinceBeforeUntil } from '../common/window.js';
+import { epochMsOf } from '../common/rfc3339.js';
 
 /** One request made with a key, as the request log keeps it (API.md section 15). */
 export interface RequestEntry {
@@ -195,8 +196,8 @@ function view(row: Record<string, unknown>) {
  * excluded.
  */
 export async function listRequests(db: Knex, workspaceId: string, keyId: string, query: { limit: number; cursor?: string; status?: string; since?: string; until?: string }) {
-  const since = query.since === undefined ? undefined : Date.parse(query.since);
-  const until = query.until === undefined ? undefined : Date.parse(query.until);
+  const since = query.since === undefined ? undefined : epochMsOf(query.since);
+  const until = query.until === undefined ? undefined : epochMsOf(query.until);
   if (since !== undefined && until !== undefined) requireSinceBeforeUntil(since, until, true, 'query');
   await keyOf(db, workspaceId, keyId);
   const exact = query.status !== undefined && /^\d+$/.test(query.status) ? Number(query.status) : undefined;

@@ -8,6 +8,7 @@ import { caller, type Route, type RouteInput } from '../kernel/route.js';
 import { PAGE_PARAMETERS } from '../kernel/schemas.js';
 import { ref } from '../openapi/operation.js';
 import { count } from '../common/words.js';
+import { epochMsOf } from '../common/rfc3339.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
 
@@ -60,8 +61,8 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
           types,
           sort: query.sort,
           ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-          ...(query.since !== undefined ? { since: Date.parse(query.since) } : {}),
-          ...(query.until !== undefined ? { until: Date.parse(query.until) } : {}),
+          ...(query.since !== undefined ? { since: epochMsOf(query.since) } : {}),
+          ...(query.until !== undefined ? { until: epochMsOf(query.until) } : {}),
         });
         return { text, type: JSON_TEXT };
       },

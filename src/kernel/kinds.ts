@@ -2,6 +2,7 @@ import { asBoolean, asNumber } from '../db/decode.js';
 import type { JsonSchema } from './define.js';
 import { iso } from '../db/iso.js';
 import type { Column } from '../db/tables.js';
+import { epochMsOf } from '../common/rfc3339.js';
 
 /**
  * Field kinds: what a field is, said once. A kind owns the field's column (type, length,
@@ -44,9 +45,7 @@ const RANGE: readonly FilterOperator[] = ['eq', 'gt', 'gte', 'lt', 'lte'];
 /** An RFC 3339 time (checked by the schema first) as epoch milliseconds. */
 function epochMs(value: unknown): number | null {
   if (value == null) return null;
-  const ms = Date.parse(String(value));
-  if (Number.isNaN(ms)) throw new RangeError(`not an RFC 3339 time: ${String(value)}`);
-  return ms;
+  return epochMsOf(String(value));
 }
 
 function kind(name: KindName, column: Column, options: Partial<Pick<FieldKind, 'encode' | 'decode' | 'operators' | 'searchable' | 'sortable' | 'expandable' | 'caseless'>> = {}): FieldKind {

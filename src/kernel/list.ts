@@ -7,6 +7,7 @@ import { searchWords } from './search.js';
 import { bytewiseOnMysql, caselessAmong } from '../db/dialect.js';
 import type { FieldKind } from './kinds.js';
 import type { ResourceStore } from './store.js';
+import { epochMsOf } from '../common/rfc3339.js';
 
 export interface ListQuery {
   limit: number;
@@ -50,7 +51,7 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   }
   const { q, checked } = found;
   for (const filter of equality) among(q, store.resource.kinds[filter], filter, [query[filter] as string]);
-  if (query.updated_since !== undefined) q.where('updated_at', '>=', Date.parse(query.updated_since));
+  if (query.updated_since !== undefined) q.where('updated_at', '>=', epochMsOf(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter], store.resource.kinds[filter.field]);
   const at = { resource: name, sort: query.sort };
   q.select(store.resource.columns);

@@ -140,6 +140,12 @@ describe('lists: keyset pagination, sorts and filters', () => {
     expect(page.data.map((r) => r.id)).to.deep.equal([rows[2]?.id, rows[3]?.id]);
     const offset = (await (await app.request('/v1/clients?updated_since=2026-06-03T02:00:00%2B02:00', { token: t })).json()) as Page;
     expect(offset.data).to.have.length(2, 'an offset is honoured');
+    // Every form the date-time format lets through: an offset without its minutes, a leap
+    // second (the first instant of the next day). Date.parse read both as NaN: an empty page.
+    for (const since of ['2026-06-03T02:00:00%2B02', '2026-06-02T23:59:60Z']) {
+      const res = await app.request(`/v1/clients?updated_since=${since}`, { token: t });
+      expect(((await res.json()) as Page).data.map((r) => r.id), since).to.have.members([rows[2]?.id, rows[3]?.id]);
+    }
   });
 
   it('returns one object by id with RFC 3339 UTC millisecond times', async () => {
