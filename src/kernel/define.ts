@@ -153,6 +153,18 @@ function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new PluginError(message);
 }
 
+/**
+ * A field's bounds leave it a value: a minimum at most its maximum, a minLength at most its
+ * maxLength, a maxLength of 1 or more (integer({ min: 10, max: 1 }) and text(0) loaded, and
+ * no write could ever set them). `where` names the field for the message.
+ */
+function checkBounds(where: string, schema: JsonSchema): void {
+  const { minimum, maximum, minLength, maxLength } = schema as Record<string, unknown>;
+  if (typeof minimum === 'number' && typeof maximum === 'number') check(minimum <= maximum, `${where}: its minimum ${minimum} is above its maximum ${maximum}, so no value fits`);
+  if (typeof minLength === 'number' && typeof maxLength === 'number') check(minLength <= maxLength, `${where}: its minLength ${minLength} is above its maxLength ${maxLength}, so no text fits`);
+  if (typeof maxLength === 'number') check(maxLength >= 1, `${where}: its maxLength ${maxLength} holds no text; give it 1 or more`);
+}
+
 const NAME = /^[a-z][a-z0-9_]*$/;
 const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
 const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at', 'version'];
@@ -199,6 +211,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(NAME.test(field), `field "${field}" must match ${NAME}`);
     check(!KERNEL_FIELDS.includes(field), `field "${field}" is kept by the kernel`);
     check(!(d.required.includes(field) && d.fields[field]?.readOnly), `field "${field}" cannot be both required and readOnly`);
+    checkBounds(`field "${field}"`, d.fields[field] ?? {});
   }
   for (const field of d.required) check(field in d.fields, `required field "${field}" is not declared in fields`);
   for (const [field, target] of Object.entries(d.references)) {
@@ -241,6 +254,7 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
     check(typeof action.summary === 'string' && action.summary.length > 0, `action "${name}" needs a summary`);
     check(action.scope === undefined || action.scope === 'write' || action.scope === 'read', `action "${name}" scope must be 'write' or 'read'`);
     for (const field of action.required ?? []) check(field in (action.body ?? {}), `action "${name}" requires "${field}", which its body does not declare`);
+    for (const [field, schema] of Object.entries(action.body ?? {})) checkBounds(`action "${name}" field "${field}"`, schema);
   }
   for (const hook of ['validate', 'beforeWrite'] as const) check(d[hook] === undefined || typeof d[hook] === 'function', `${hook} must be a function`);
   for (const [name, handler] of Object.entries(d.handlers ?? {})) {

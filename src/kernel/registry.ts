@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
 import { referenceOf } from './fields.js';
@@ -119,6 +120,21 @@ function fieldKinds(plugin: Resource, file: string): Readonly<Record<string, Fie
 }
 
 /**
+ * Every declared default is a value its field takes: `states(['open'], 'opne', ...)` loaded,
+ * and each create then stored a state the object's own schema refuses.
+ */
+function checkDefaults(ajv: Ajv2020, plugin: Resource, file: string): void {
+  const fields = [
+    ...Object.entries(plugin.fields).map(([field, schema]) => [`field "${field}"`, schema] as const),
+    ...Object.entries(plugin.actions ?? {}).flatMap(([name, action]) => Object.entries(action.body ?? {}).map(([field, schema]) => [`action "${name}" field "${field}"`, schema] as const)),
+  ];
+  for (const [where, schema] of fields) {
+    if (schema.default === undefined || ajv.validate(schema, schema.default)) continue;
+    throw new PluginLoadError(file, `${where}: its default ${JSON.stringify(schema.default)} is not a value it takes (${ajv.errorsText(ajv.errors, { dataVar: 'the default' })})`);
+  }
+}
+
+/**
  * Scans the plugins folder, checks every plugin against the others and compiles its schemas
  * once. `checkSchemas: false` skips that compilation (a fifth of a second) for a short command
  * that needs only the names (the admin command's scope catalog); the server never skips it.
@@ -171,6 +187,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
       schemaAjv?.compile(updateBody);
       for (const action of Object.values(plugin.actions ?? {})) schemaAjv?.compile(actionBodySchema(action));
     });
+    if (schemaAjv) checkDefaults(schemaAjv, plugin, file);
     // The fields' kinds, once their schemas compile; the list's query string follows from them.
     const kinds = fieldKinds(declaredPlugin, file);
     const filters = operatorFilters(plugin, kinds);

@@ -38,6 +38,12 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
     ['an invalid JSON Schema', { 'a.ts': plugin("fields: { body: { type: 'text' } },") }, /a\.ts: invalid JSON Schema/],
     ['an unknown schema keyword', { 'a.ts': plugin("fields: { body: { type: 'string', maxLenght: 3 } },") }, /a\.ts: invalid JSON Schema.*maxLenght/],
     ['a reference to no resource', { 'a.ts': plugin("fields: { body: { type: 'string' }, deal_id: { type: ['string', 'null'] } }, references: { deal_id: 'deal' },") }, /a\.ts: reference "deal_id" names unknown resource "deal"/],
+    // Declarations no write could satisfy: they loaded, and failed only at the first create.
+    ['a default that is not one of its states', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, status: { type: 'string', enum: ['open', 'closed'], default: 'opne' } },") }, /a\.ts: field "status": its default "opne" is not a value it takes \(the default must be equal to one of the allowed values\)/],
+    ['an action field whose default its type refuses', { 'a.ts': plugin("actions: { pin: { summary: 'Pin it', body: { on: { type: 'boolean', default: 'yes' } }, handle: () => ({}) } },") }, /a\.ts: action "pin" field "on": its default "yes" is not a value it takes \(the default must be boolean\)/],
+    ['an integer whose minimum is above its maximum', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, seats: { type: ['integer', 'null'], minimum: 10, maximum: 1 } },") }, /a\.ts: field "seats": its minimum 10 is above its maximum 1, so no value fits/],
+    ['a text that holds no character', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 0 } },") }, /a\.ts: field "body": its maxLength 0 holds no text; give it 1 or more/],
+    ['a text whose minLength is above its maxLength', { 'a.ts': plugin("fields: { body: { type: 'string', minLength: 20, maxLength: 10 } },") }, /a\.ts: field "body": its minLength 20 is above its maxLength 10, so no text fits/],
     ['a default export that is not a plugin', { 'a.ts': 'export default { name: "x" };' }, /a\.ts: the default export must come from defineResource/],
   ];
   for (const [what, files, message] of cases) {
