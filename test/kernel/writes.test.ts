@@ -275,6 +275,11 @@ describe('generated write routes', () => {
       let res = await app.request('/v1/deals', { token, method: 'POST', body: utf8, headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
       expect(res.status).to.equal(201);
       expect(((await res.json()) as Obj).title).to.equal('Müller & Söhne');
+      // A byte order mark first (as PowerShell 5 writes UTF-8) is passed over, as RFC 8259 allows; it was a 400 saying the body was not an object.
+      const marked = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8]);
+      res = await app.request('/v1/deals', { token, method: 'POST', body: marked, headers: { 'content-type': 'application/json' } });
+      expect(res.status, await res.clone().text()).to.equal(201);
+      expect(((await res.json()) as Obj).title).to.equal('Müller & Söhne');
       const before = await snapshot(app, workspaceId);
       // The same text as an older client sends it, in Latin-1: ü is the single byte 0xFC, not UTF-8.
       const latin1 = Buffer.from(JSON.stringify({ title: 'Müller & Söhne' }), 'latin1');

@@ -8,6 +8,9 @@ import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES, textProblems } from '../../
 import type { Ctx } from './context.js';
 import { bodyErrors } from '../../kernel/messages.js';
 
+/** U+FEFF at the start of the text. */
+const BOM = /^\uFEFF/;
+
 /** A JSON text that is an object or an array (RFC 8259 whitespace first): an array goes on to be refused by the schema (422). */
 const OBJECT_OR_ARRAY = /^[ \t\n\r]*[[{]/;
 
@@ -60,7 +63,8 @@ async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
   if (!isUtf8(bytes)) {
     throw new ApiError('invalid_json', 'The body is not UTF-8: send JSON as UTF-8 (RFC 8259), whatever charset the Content-Type names; letters in another encoding (Latin-1, Windows-1252) would be stored changed.');
   }
-  const text = bytes.toString('utf8');
+  // A byte order mark first (PowerShell 5's UTF-8, Notepad's files) is passed over, as RFC 8259 lets a parser do: the rest is the JSON.
+  const text = bytes.toString('utf8').replace(BOM, '');
   if (text === '') return { text, value: {} };
   if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('invalid_json', 'The body must be a JSON object, not a string, number, boolean or null on its own.');
   try {
