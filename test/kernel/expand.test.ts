@@ -109,6 +109,12 @@ describe('expand', () => {
     body = await problem(await app.request('/v1/deals?expand=client_id', { token }), 400, 'invalid_parameter');
     expect(body.errors?.[0]?.message).to.contain('cannot expand "client_id"');
     await problem(await app.request('/v1/deals?expand=', { token }), 400, 'invalid_parameter');
+    // Lists written as other APIs write them (Stripe's expand[]) are told how to write them here.
+    const written = 'give its values comma-separated in one parameter, such as expand=client';
+    body = await problem(await app.request('/v1/deals?expand[]=client', { token }), 400, 'invalid_parameter');
+    expect(body.errors).to.deep.equal([{ parameter: 'expand[]', message: `is not how expand is written: ${written}` }]);
+    body = await problem(await app.request('/v1/deals?expand=client&expand=client', { token }), 400, 'invalid_parameter');
+    expect(body.errors).to.deep.equal([{ parameter: 'expand', message: `must be a single string: ${written}` }]);
     // A resource without references takes no expand at all.
     body = await problem(await app.request(`/v1/clients/${String(acme.id)}?expand=deal`, { token }), 400, 'invalid_parameter');
     expect(body.errors?.[0]?.parameter).to.equal('expand');

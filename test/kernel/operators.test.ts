@@ -168,6 +168,8 @@ describe('list operators: [gt|gte|lt|lte] and [in]', () => {
     expect(body.errors?.[0]?.message).to.equal('amount does not offer the operator "in"; amount offers amount[gt], amount[gte], amount[lt], amount[lte]');
     body = await problem(await app.request('/v1/deals?stage[gte]=won', { token }), 400, 'invalid_parameter');
     expect(body.errors?.[0]?.message).to.equal('stage does not offer the operator "gte"; stage offers stage=, stage[in]');
+    body = await problem(await app.request('/v1/deals?stage[in]=won&stage[in]=lost', { token }), 400, 'invalid_parameter');
+    expect(body.errors?.[0]?.message).to.equal('must be a single string: give its values comma-separated in one parameter, such as stage[in]=lead,qualified; stage offers stage=, stage[in]');
     body = await problem(await app.request('/v1/deals?amount[between]=1', { token }), 400, 'invalid_parameter');
     expect(body.errors?.[0]?.parameter).to.equal('amount[between]');
   });

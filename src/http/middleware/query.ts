@@ -11,15 +11,29 @@ const OPERATOR_PARAMETER = /^([^[\]]+)\[(.*)\]$/;
 /** What a list offers on a field, said beside any problem with one of its operator parameters. */
 function offered(properties: Readonly<Record<string, unknown>>, name: string): string {
   const field = OPERATOR_PARAMETER.exec(name)?.[1];
-  if (field === undefined) return '';
+  if (field === undefined || (isList(field) && field in properties)) return '';
   const operators = offeredOperators(properties, field);
   if (operators.length > 0) return `; ${field} offers ${operators.map((o) => (o === 'eq' ? `${field}=` : `${field}[${o}]`)).join(', ')}`;
   const fields = filteredFields(properties);
   return fields.length === 0 ? '; it offers no field[operator] parameters' : `; it filters on ${fields.join(', ')}`;
 }
 
+/**
+ * The parameters that take several values (`expand`, `field[in]`): comma-separated in one, as
+ * their descriptions say. Written as clients of other APIs write lists (`expand[]=a&expand[]=b`,
+ * `expand=a&expand=b`), they are told how to write them here.
+ */
+const isList = (name: string) => name === 'expand' || name.endsWith('[in]');
+
+function listHint(properties: Readonly<Record<string, unknown>>, name: string): string {
+  const examples = (properties[name] as { examples?: unknown[] } | undefined)?.examples;
+  const example = typeof examples?.[0] === 'string' ? examples[0] : 'a,b';
+  return `give its values comma-separated in one parameter, such as ${name}=${example}`;
+}
+
 /** Why a parameter `field[...]` that the schema does not have is refused (what it offers follows: see offered). */
 function unknownOperator(properties: Readonly<Record<string, unknown>>, field: string, operator: string): string {
+  if (operator === '' && isList(field) && field in properties) return `is not how ${field} is written: ${listHint(properties, field)}`;
   if (offeredOperators(properties, field).length === 0) return `this endpoint does not filter on ${field}`;
   if (operator === '') return `${field}[] names no operator`;
   if (/[[\]]/.test(operator)) return `${field} takes one operator in brackets, not [${operator}]`;
@@ -35,7 +49,7 @@ function items(validate: ValidateFunction, properties: Readonly<Record<string, u
       return { parameter: name, message: 'is not a parameter of this endpoint' };
     }
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
-    if (e.keyword === 'type' && name) return { parameter: name, message: `must be a single ${String((e.params as { type: string }).type)}` };
+    if (e.keyword === 'type' && name) return { parameter: name, message: `must be a single ${String((e.params as { type: string }).type)}${isList(name) ? `: ${listHint(properties, name)}` : ''}` };
     if (e.keyword === 'enum') return { parameter: name, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
     if (e.keyword === 'minLength' || e.keyword === 'maxLength') return { parameter: name, message: lengthMessage(e) };
     if (e.keyword === 'pattern') return { parameter: name, message: patternMessage(e) };
