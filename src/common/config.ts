@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { undecodablePart } from './url-parts.js';
 
 export type DatabaseConfig =
   | { client: 'sqlite'; filename: string }
@@ -110,13 +111,8 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback:
  * percent-encoded UTF-8: a password with a bare `%` stopped start-up with a URIError's stack.
  */
 function checkEncoding(name: string, url: URL): void {
-  for (const [part, value] of [['user', url.username], ['password', url.password], ['path', url.pathname]] as const) {
-    try {
-      decodeURIComponent(value);
-    } catch {
-      throw new ConfigError(name, `its ${part} is not percent-encoded UTF-8: write a % in it as %25 (and other reserved characters such as @ : / as %40 %3A %2F)`);
-    }
-  }
+  const part = undecodablePart({ user: url.username, password: url.password, path: url.pathname });
+  if (part) throw new ConfigError(name, `its ${part} is not percent-encoded UTF-8: write a % in it as %25 (and other reserved characters such as @ : / as %40 %3A %2F)`);
 }
 
 function parseDatabase(url: string): DatabaseConfig {

@@ -5,6 +5,7 @@ import { schemeError, transportOf } from './schemes.js';
 import type { WebhookDeps } from './subscriptions.js';
 import { natsUrlError } from './nats.js';
 import { amqpUrlError } from './amqp.js';
+import { undecodablePart } from '../common/url-parts.js';
 
 /** What to do about a refused URL when the receiver is a local one, as it is while trying webhooks out. */
 const LOCAL_HINT = 'to test with a receiver on this machine or a private network, the operator sets WEBHOOK_ALLOW_PRIVATE=true (development only)';
@@ -15,15 +16,7 @@ const LOCAL_HINT = 'to test with a receiver on this machine or a private network
  * sent as it is.
  */
 function undecodable(url: URL): string | undefined {
-  const parts = { user: url.username, password: url.password, ...(transportOf(url.protocol) !== 'http' ? { path: url.pathname } : {}) };
-  for (const [part, value] of Object.entries(parts)) {
-    try {
-      decodeURIComponent(value);
-    } catch {
-      return part;
-    }
-  }
-  return undefined;
+  return undecodablePart({ user: url.username, password: url.password, ...(transportOf(url.protocol) !== 'http' ? { path: url.pathname } : {}) });
 }
 
 function withHint(deps: WebhookDeps, message: string): string {
