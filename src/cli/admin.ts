@@ -17,7 +17,8 @@ import { resealAll } from '../secrets/stored.js';
 class UsageError extends Error {}
 
 function required(value: string | undefined, flag: string): string {
-  if (value === undefined || value === '') throw new UsageError(`missing --${flag}`);
+  if (value === undefined) throw new UsageError(`missing --${flag}`);
+  if (value.trim() === '') throw new UsageError(`--${flag} is empty: give it a value`);
   return value;
 }
 

@@ -218,4 +218,18 @@ describe('the admin command', () => {
     expect(res.code).to.equal(2);
     expect(res.stderr).to.contain('Usage:');
   });
+
+  it('tells a flag given empty (or blank) from one left out, and makes nothing', async () => {
+    const before = await admin(['workspace', 'list', '--json']);
+    for (const [args, message] of [
+      [['workspace', 'create', '--name', '', '--plan', 'pro'], '--name is empty: give it a value'],
+      [['workspace', 'create', '--name', '   ', '--plan', 'pro'], '--name is empty: give it a value'],
+      [['workspace', 'create', '--plan', 'pro'], 'missing --name'],
+    ] as const) {
+      const res = await admin([...args]);
+      expect(res.code, res.stderr).to.equal(2);
+      expect(res.stderr.split('\n')[0]).to.equal(message);
+    }
+    expect((await admin(['workspace', 'list', '--json'])).stdout).to.equal(before.stdout);
+  });
 });
