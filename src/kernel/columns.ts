@@ -4,6 +4,11 @@ import { planTable } from './table-plan.js';
 
 const MAKE = 'run `npm run migrate:make` to write the migration that adds it, then start again';
 
+/** What a stray column (table-plan.ts) is told, at boot and by migrate:make. */
+export function strayMessage(table: string, column: string): string {
+  return `table "${table}" column "${column}" is NOT NULL without a default, and no field declares it (a field renamed or removed?): every create would fail on it. In a migration of your own, rename it to its field's new name (t.renameColumn('${column}', '...')), make it nullable (t.setNullable('${column}')) or drop it (t.dropColumn('${column}')); migrate:make never drops or changes a column`;
+}
+
 /**
  * Every plugin's table has a column of the right kind for each field (and the kernel's own),
  * and the indexes its sorts and filters need: checked at start-up, after migrations, so a
@@ -25,6 +30,8 @@ export async function checkColumns(db: Knex, registry: Registry): Promise<void> 
     if (mismatch) {
       throw refuse(`table "${table}" column "${mismatch.name}" is ${mismatch.have}, but its field needs ${mismatch.want} (a ${resource.kinds[mismatch.name]?.name ?? 'kernel'} column): change it in a migration of your own (migrate:make never changes or narrows a column)`);
     }
+    const [stray] = plan.strays;
+    if (stray) throw refuse(strayMessage(table, stray));
     const [index] = plan.indexes;
     if (index) throw refuse(`table "${table}" has no index "${index.name}" on (${index.columns.join(', ')}): ${MAKE}`);
   }

@@ -34,6 +34,11 @@ export interface TablePlan {
   indexes: IndexSpec[];
   /** Columns there, of a kind that does not fit the field's. */
   mismatches: Array<{ name: string; have: string; want: string }>;
+  /**
+   * Columns there that no field declares (a field renamed or removed), NOT NULL without a
+   * default: every create would fail on them, as the kernel writes only the fields' columns.
+   */
+  strays: string[];
 }
 
 /** The columns every resource table has, before the plugin's own. */
@@ -109,12 +114,17 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
   const have = (await db(table).columnInfo()) as unknown as Record<string, Knex.ColumnInfo>;
   const exists = Object.keys(have).length > 0;
   const indexes = exists ? await indexNames(db, table) : new Set<string>();
-  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [] };
-  for (const { name, column } of [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION]) {
+  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [] };
+  const declared = [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION];
+  for (const { name, column } of declared) {
     const info = have[name];
     if (!info) plan.columns.push({ name, column });
     else if (!fits(info, column)) plan.mismatches.push({ name, have: describe(info), want: wanted(column) });
   }
+  const names = new Set(declared.map((c) => c.name));
+  plan.strays = Object.entries(have)
+    .filter(([name, info]) => !names.has(name) && !info.nullable && (info.defaultValue === null || info.defaultValue === undefined))
+    .map(([name]) => name);
   plan.indexes = wantedIndexes(resource).filter((index) => !indexes.has(index.name));
   return plan;
 }

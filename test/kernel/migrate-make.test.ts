@@ -164,7 +164,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   it('fills a demo workspace with sample tasks that read back as the contract says (a writable datetime stored as epoch milliseconds)', async () => {
     await serving(async ({ call, workspace }) => {
       const registry = await loadPlugins(plugins);
-      const db = createDb(loadConfig(env).database);
+      const db = createDb(loadConfig({ ...backend().env, ...env }).database);
       try {
         await insertSamples(db, registry, workspace, 12, { seed: 5 });
       } finally {
@@ -347,5 +347,29 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect(both.body.data.map((t: Json) => t.id)).to.deep.equal([grace.body.id, ada.body.id]);
       expect((await call('/v1/tasks?contact=ada@example.org')).body.data).to.deep.equal([]);
     });
+  });
+
+  it('names a required field\'s column left behind by a rename (NOT NULL, no default: every create failed on it, a 500), at boot and in migrate:make; the fix it names lets writes through', async () => {
+    const badge = (field: string) =>
+      `import { defineResource, text } from 'workspace-api/plugin';\nexport default defineResource({ name: 'badge', path: '/badges', table: 'badges', idPrefix: 'badge_', description: 'A badge.', fields: { ${field}: text(50, { required: true }) } });\n`;
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('label'));
+    await madeSaying('create table badges');
+    expect((await run('src/cli/migrate.ts', [], env)).code).to.equal(0);
+    // The field renamed in the declaration: migrate:make adds the new column, and names the old one.
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('name'));
+    const made = await make();
+    expect(made.code, made.stderr).to.equal(0);
+    const stray = /table "badges" column "label" is NOT NULL without a default, and no field declares it \(a field renamed or removed\?\): every create would fail on it\. In a migration of your own, rename it .*t\.setNullable\('label'\).*t\.dropColumn\('label'\)/;
+    expect(made.stderr).to.match(stray);
+    const server = await run('src/server.ts', [], { ...env, PORT: '0' });
+    expect(server.code).to.equal(1);
+    expect(server.stderr).to.match(stray);
+    // What the message says to write, as the author would (one of the three), on this backend.
+    fs.writeFileSync(path.join(migrations, '99991231000000_badges_label.ts'), "import type { Knex } from 'knex';\nexport const up = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.setNullable('label'); });\nexport const down = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.dropNullable('label'); });\n");
+    await serving(async ({ call }) => {
+      const created = await call('/v1/badges', 'POST', { name: 'Gold' });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      expect((await call(`/v1/badges/${created.body.id}`)).body.name).to.equal('Gold');
+    }, 'read:badges,write:badges');
   });
 });
