@@ -9,6 +9,11 @@ export function strayMessage(table: string, column: string): string {
   return `table "${table}" column "${column}" is NOT NULL without a default, and no field declares it (a field renamed or removed?): every create would fail on it. In a migration of your own, rename it to its field's new name (t.renameColumn('${column}', '...')), make it nullable (t.setNullable('${column}')) or drop it (t.dropColumn('${column}')); migrate:make never drops or changes a column`;
 }
 
+/** What a field that may be null, on a NOT NULL column (table-plan.ts), is told at boot and by migrate:make. */
+export function notNullMessage(table: string, column: string): string {
+  return `table "${table}" column "${column}" is NOT NULL without a default, but its field may be null (no longer required?): every create without it would fail on it. In a migration of your own, make it nullable (t.setNullable('${column}')); migrate:make never changes a column`;
+}
+
 /**
  * Every plugin's table has a column of the right kind for each field (and the kernel's own),
  * and the indexes its sorts and filters need: checked at start-up, after migrations, so a
@@ -32,6 +37,8 @@ export async function checkColumns(db: Knex, registry: Registry): Promise<void> 
     }
     const [stray] = plan.strays;
     if (stray) throw refuse(strayMessage(table, stray));
+    const [notNull] = plan.notNull;
+    if (notNull) throw refuse(notNullMessage(table, notNull));
     const [index] = plan.indexes;
     if (index) throw refuse(`table "${table}" has no index "${index.name}" on (${index.columns.join(', ')}): ${MAKE}`);
   }

@@ -39,6 +39,11 @@ export interface TablePlan {
    * default: every create would fail on them, as the kernel writes only the fields' columns.
    */
   strays: string[];
+  /**
+   * Columns of fields that may be null (a field no longer required), NOT NULL without a default:
+   * a create without the field, or a PATCH to null, would fail on them.
+   */
+  notNull: string[];
 }
 
 /** The columns every resource table has, before the plugin's own. */
@@ -114,16 +119,18 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
   const have = (await db(table).columnInfo()) as unknown as Record<string, Knex.ColumnInfo>;
   const exists = Object.keys(have).length > 0;
   const indexes = exists ? await indexNames(db, table) : new Set<string>();
-  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [] };
+  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [], notNull: [] };
+  const blocks = (info: Knex.ColumnInfo) => !info.nullable && (info.defaultValue === null || info.defaultValue === undefined);
   const declared = [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION];
   for (const { name, column } of declared) {
     const info = have[name];
     if (!info) plan.columns.push({ name, column });
     else if (!fits(info, column)) plan.mismatches.push({ name, have: describe(info), want: wanted(column) });
+    else if (column.nullable && blocks(info)) plan.notNull.push(name);
   }
   const names = new Set(declared.map((c) => c.name));
   plan.strays = Object.entries(have)
-    .filter(([name, info]) => !names.has(name) && !info.nullable && (info.defaultValue === null || info.defaultValue === undefined))
+    .filter(([name, info]) => !names.has(name) && blocks(info))
     .map(([name]) => name);
   plan.indexes = wantedIndexes(resource).filter((index) => !indexes.has(index.name));
   return plan;

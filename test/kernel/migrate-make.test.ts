@@ -349,12 +349,22 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     });
   });
 
-  it('names a required field\'s column left behind by a rename (NOT NULL, no default: every create failed on it, a 500), at boot and in migrate:make; the fix it names lets writes through', async () => {
-    const badge = (field: string) =>
-      `import { defineResource, text } from 'workspace-api/plugin';\nexport default defineResource({ name: 'badge', path: '/badges', table: 'badges', idPrefix: 'badge_', description: 'A badge.', fields: { ${field}: text(50, { required: true }) } });\n`;
+  it('names a NOT NULL column a create would fail on (a required field made optional, or renamed: a 500 each), at boot and in migrate:make; the fix it names lets writes through', async () => {
+    const badge = (field: string, required = true) =>
+      `import { defineResource, text } from 'workspace-api/plugin';\nexport default defineResource({ name: 'badge', path: '/badges', table: 'badges', idPrefix: 'badge_', description: 'A badge.', fields: { ${field}: text(50, { required: ${required} }) } });\n`;
     fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('label'));
     await madeSaying('create table badges');
     expect((await run('src/cli/migrate.ts', [], env)).code).to.equal(0);
+    // The field no longer required: its column is still NOT NULL.
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('label', false));
+    const optional = /table "badges" column "label" is NOT NULL without a default, but its field may be null \(no longer required\?\): every create without it would fail on it\. In a migration of your own, make it nullable \(t\.setNullable\('label'\)\)/;
+    const unchanged = await make();
+    expect(unchanged.code).to.equal(1);
+    expect(unchanged.stdout).to.contain('nothing to do');
+    expect(unchanged.stderr).to.match(optional);
+    const refused = await run('src/server.ts', [], { ...env, PORT: '0' });
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(optional);
     // The field renamed in the declaration: migrate:make adds the new column, and names the old one.
     fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('name'));
     const made = await make();
