@@ -77,6 +77,25 @@ export function serverAdmin(url: string): ServerAdmin {
   };
 }
 
+/** The schema PostgreSQL refused this user the creation of a table in (42501), if that is the error. */
+function deniedSchema(err: unknown): string | undefined {
+  if ((err as { code?: unknown } | null)?.code !== '42501') return undefined;
+  return /permission denied for schema (\S+)/.exec((err as Error).message)?.[1];
+}
+
+/**
+ * A database this user may connect to but not create tables in: since PostgreSQL 15, the
+ * `public` schema grants CREATE to the database's owner alone, so a database an administrator
+ * made for the service (and owns) refused its first migration. What the administrator runs.
+ */
+function schemaRefusal(url: string, schema: string): StartupError {
+  const { user, database } = serverConnection(url, SERVERS.postgres.port);
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  return new StartupError(
+    `User "${user}" may not create tables in schema "${schema}" of database "${database}" (DATABASE_URL; 42501: since PostgreSQL 15 only the database's owner may in public). Have an administrator run: ALTER DATABASE ${quote(database)} OWNER TO ${quote(user)}; (or: GRANT CREATE ON SCHEMA ${quote(schema)} TO ${quote(user)};) Then start again.`,
+  );
+}
+
 /**
  * Creates the database DATABASE_URL names, which does not exist yet, with the same user. A user
  * without the right to create it gets a StartupError saying exactly what an administrator runs.
@@ -104,7 +123,10 @@ export async function migrateCreating(db: Knex, database: DatabaseConfig, dirs: 
   try {
     return { applied: await migrateLatest(db, dirs, params) };
   } catch (err) {
-    if (database.client === 'sqlite' || !isMissingDatabase(err)) throw err;
+    if (database.client === 'sqlite') throw err;
+    const schema = deniedSchema(err);
+    if (schema !== undefined && database.client === 'postgres') throw schemaRefusal(database.url, schema);
+    if (!isMissingDatabase(err)) throw err;
     const created = await createMissingDatabase(database);
     return { applied: await migrateLatest(db, dirs, params), created };
   }

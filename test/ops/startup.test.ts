@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Knex } from 'knex';
+import knex, { type Knex } from 'knex';
 import { serverAdmin, type ServerAdmin } from '../../src/db/create.js';
 import { backend } from '../helpers/backend.js';
 import { spawn } from 'node:child_process';
@@ -138,6 +138,33 @@ describe('start-up: the demo workspace and a server database that does not exist
       const migrate = await run('src/cli/migrate.ts', [], { DATABASE_URL: url });
       expect(migrate.code).to.equal(1);
       expect(migrate.stderr).to.contain('Have an administrator run');
+    });
+
+    it('PostgreSQL: says what to run when the database exists but its schema refuses the user tables, and the line it gives works', async function () {
+      if (!postgres) this.skip();
+      await admin.raw('DROP ROLE IF EXISTS wsapi_limited');
+      await admin.raw("CREATE ROLE wsapi_limited LOGIN PASSWORD 'limited-pass'");
+      const url = missing('schema', { name: 'wsapi_limited', password: 'limited-pass' });
+      const name = new URL(url).pathname.slice(1);
+      // Made by an administrator, who owns it: since PostgreSQL 15, public then grants CREATE to nobody else.
+      await server!.create(name);
+      const result = await run('src/server.ts', [], { DATABASE_URL: url, PORT: '0' });
+      expect(result.code).to.equal(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, result.stderr).to.have.length(1);
+      expect(lines[0]).to.contain(`User "wsapi_limited" may not create tables in schema "public" of database "${name}"`);
+      const fix = /or: (GRANT CREATE ON SCHEMA "public" TO "wsapi_limited";)/.exec(lines[0] ?? '')?.[1];
+      expect(fix, lines[0]).to.be.a('string');
+      expect(lines[0]).to.contain(`Have an administrator run: ALTER DATABASE "${name}" OWNER TO "wsapi_limited";`);
+      // The line as given, run in that database by its owner: then the service migrates.
+      const owner = knex({ client: 'pg', connection: server!.urlOf(name) });
+      try {
+        await owner.raw(fix!);
+      } finally {
+        await owner.destroy();
+      }
+      const migrate = await run('src/cli/migrate.ts', [], { DATABASE_URL: url });
+      expect(migrate.code, migrate.stderr).to.equal(0);
     });
   });
 });
