@@ -77,23 +77,32 @@ export function serverAdmin(url: string): ServerAdmin {
   };
 }
 
-/** The schema PostgreSQL refused this user the creation of a table in (42501), if that is the error. */
-function deniedSchema(err: unknown): string | undefined {
-  if ((err as { code?: unknown } | null)?.code !== '42501') return undefined;
-  return /permission denied for schema (\S+)/.exec((err as Error).message)?.[1];
-}
-
 /**
- * A database this user may connect to but not create tables in: since PostgreSQL 15, the
- * `public` schema grants CREATE to the database's owner alone, so a database an administrator
- * made for the service (and owns) refused its first migration. What the administrator runs.
+ * A database this user may use but not create tables in, as the first migration finds it: what
+ * an administrator runs, in one line (undefined for any other error). On PostgreSQL 15 and
+ * later the `public` schema grants CREATE to the database's owner alone, so a database an
+ * administrator made for the service (and owns) refuses it (42501); on MySQL, a user granted
+ * less than ALL on it (1142).
  */
-function schemaRefusal(url: string, schema: string): StartupError {
-  const { user, database } = serverConnection(url, SERVERS.postgres.port);
-  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-  return new StartupError(
-    `User "${user}" may not create tables in schema "${schema}" of database "${database}" (DATABASE_URL; 42501: since PostgreSQL 15 only the database's owner may in public). Have an administrator run: ALTER DATABASE ${quote(database)} OWNER TO ${quote(user)}; (or: GRANT CREATE ON SCHEMA ${quote(schema)} TO ${quote(user)};) Then start again.`,
-  );
+function tablesRefused(err: unknown, database: Extract<DatabaseConfig, { url: string }>): StartupError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = (err as Error | null)?.message ?? '';
+  const { user, database: name } = serverConnection(database.url, SERVERS[database.client].port);
+  const refused = `User "${user}" may not create tables in database "${name}" (DATABASE_URL`;
+  if (database.client === 'postgres' && code === '42501') {
+    const schema = /permission denied for schema (\S+)/.exec(message)?.[1];
+    if (schema === undefined) return undefined;
+    const quote = (id: string) => `"${id.replace(/"/g, '""')}"`;
+    return new StartupError(
+      `${refused}, schema "${schema}"; 42501: since PostgreSQL 15 only the database's owner may in public). Have an administrator run: ALTER DATABASE ${quote(name)} OWNER TO ${quote(user)}; (or: GRANT CREATE ON SCHEMA ${quote(schema)} TO ${quote(user)};) Then start again.`,
+    );
+  }
+  // mysql2's own words, without the statement knex puts before them.
+  const said = (err as { sqlMessage?: string } | null)?.sqlMessage ?? message;
+  if (database.client === 'mysql' && code === 'ER_TABLEACCESS_DENIED_ERROR' && /^CREATE command denied/.test(said)) {
+    return new StartupError(`${refused}; 1142: ${said}). Have an administrator run: GRANT ALL ON \`${name.replace(/`/g, '``')}\`.* TO '${user}'@'%'; Then start again.`);
+  }
+  return undefined;
 }
 
 /**
@@ -124,8 +133,8 @@ export async function migrateCreating(db: Knex, database: DatabaseConfig, dirs: 
     return { applied: await migrateLatest(db, dirs, params) };
   } catch (err) {
     if (database.client === 'sqlite') throw err;
-    const schema = deniedSchema(err);
-    if (schema !== undefined && database.client === 'postgres') throw schemaRefusal(database.url, schema);
+    const refusal = tablesRefused(err, database);
+    if (refusal) throw refusal;
     if (!isMissingDatabase(err)) throw err;
     const created = await createMissingDatabase(database);
     return { applied: await migrateLatest(db, dirs, params), created };
