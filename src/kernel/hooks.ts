@@ -9,13 +9,25 @@ import type { CompiledResource } from './registry.js';
  * touch nothing but the values they are given.
  */
 
-/** Runs `validate`: its problems answer 422 validation_failed, each with its pointer. */
+/**
+ * Runs `validate`: its problems answer 422 validation_failed, each with its pointer. What is not
+ * a list of `{ pointer, detail }` (a JSON pointer, a sentence) is the plugin's bug, a 500 whose
+ * log says so: a client was shown a pointer `label` or a message `undefined`.
+ */
 export async function runValidate(resource: CompiledResource, input: Row, before: Row | undefined, ctx: HookContext): Promise<void> {
   const validate = resource.def.validate;
   if (!validate) return;
-  const problems = (await validate({ input, before, ctx })) ?? [];
+  const returned: unknown = (await validate({ input, before, ctx })) ?? [];
+  const name = `${resource.def.name} validate`;
+  if (!Array.isArray(returned)) throw new Error(`${name} returned ${JSON.stringify(returned)}, not a list of problems ([{ pointer, detail }])`);
+  const problems = returned as Array<{ pointer?: unknown; detail?: unknown } | null>;
+  for (const p of problems) {
+    const pointer = p?.pointer;
+    if (typeof pointer !== 'string' || (pointer !== '' && !pointer.startsWith('/'))) throw new Error(`${name} returned a problem whose pointer ${JSON.stringify(pointer)} is not a JSON pointer, such as "/title"`);
+    if (typeof p?.detail !== 'string' || p.detail.trim() === '') throw new Error(`${name} returned a problem at ${JSON.stringify(pointer)} without its detail, the sentence a client reads`);
+  }
   if (problems.length === 0) return;
-  const errors = problems.map((p) => ({ pointer: String(p.pointer), message: String(p.detail) }));
+  const errors = problems.map((p) => ({ pointer: String(p?.pointer), message: String(p?.detail) }));
   throw new ApiError('validation_failed', `The body is not valid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
 }
 
