@@ -7,7 +7,6 @@ import { findForUpdate } from './lookup.js';
 import type { CompiledResource } from './registry.js';
 import type { ResourceStore } from './store.js';
 import { bodyErrors } from './messages.js';
-import { pickFields } from './rows.js';
 import { applyUpdate } from './update.js';
 import type { WriteDeps } from './writes.js';
 
@@ -46,10 +45,16 @@ export async function runAction(deps: WriteDeps, store: ResourceStore, name: str
         wrote ||= applied.wrote;
         return applied.after;
       };
-      const returned = await action.handle({ object, body, update, ctx: { workspaceId, now: new Date(now) } });
-      if (returned && typeof returned === 'object') {
-        // The changes returned (the object update() gave back, returned as it is, changes nothing more).
-        const changes = Object.fromEntries(Object.entries(pickFields(resource, returned)).filter(([field, value]) => object[field] !== value));
+      const returned: unknown = await action.handle({ object, body, update, ctx: { workspaceId, now: new Date(now) } });
+      if (returned !== undefined && returned !== null && (typeof returned !== 'object' || Array.isArray(returned))) {
+        throw new Error(`${resource.def.name} action ${name} returned ${JSON.stringify(returned)}, not the changes to apply (an object) or nothing`);
+      }
+      if (returned) {
+        // The changes returned: what differs from the object as it stands (the object update()
+        // gave back, returned as it is, changes nothing more). What is left is checked as
+        // update() checks it: a field the resource does not have, or a kernel field given
+        // another value, is refused as a PATCH refuses it, where it was left out unsaid.
+        const changes = Object.fromEntries(Object.entries(returned as Row).filter(([field, value]) => object[field] !== value));
         if (Object.keys(changes).length > 0) await update(changes);
       }
       const made: Answer = { status: 200, location: null, body: JSON.stringify(object) };

@@ -382,4 +382,41 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect((await call(`/v1/badges/${created.body.id}`)).body.name).to.equal('Gold');
     }, 'read:badges,write:badges');
   });
+
+  it('holds what an action returns to what a PATCH takes: another field or a kernel one is a 422 naming it, where it went unsaid; anything but an object or nothing is a 500 naming the action', async () => {
+    fs.writeFileSync(
+      path.join(plugins, 'stamps.ts'),
+      `import { defineResource, text } from 'workspace-api/plugin';
+export default defineResource({
+  name: 'stamp', path: '/stamps', table: 'stamps', idPrefix: 'stamp_', description: 'A stamp.',
+  fields: { label: text(50, { required: true }) },
+  actions: {
+    whole: { summary: 'Returns the object update() gave', handle: ({ update }) => update({ label: 'whole' }) },
+    nosuch: { summary: 'Changes a field it does not have', handle: () => ({ lable: 'typo' }) },
+    rekey: { summary: 'Changes the id', handle: ({ object }) => ({ ...object, id: 'stamp_other' }) },
+    text: { summary: 'Returns a string', handle: () => 'done' as never },
+  },
+});
+`,
+    );
+    await madeSaying('create table stamps');
+    await serving(async ({ call, output }) => {
+      const stamp = await call('/v1/stamps', 'POST', { label: 'first' });
+      expect(stamp.status, JSON.stringify(stamp.body)).to.equal(201);
+      const whole = await call(`/v1/stamps/${stamp.body.id}/whole`, 'POST', {});
+      expect(whole.status, JSON.stringify(whole.body)).to.equal(200);
+      expect(whole.body).to.include({ label: 'whole', version: 2 });
+      const typo = await call(`/v1/stamps/${stamp.body.id}/nosuch`, 'POST', {});
+      expect(typo.status).to.equal(422);
+      expect(typo.body.errors).to.deep.equal([{ pointer: '/lable', message: 'is not a field this body takes; it takes label' }]);
+      const rekey = await call(`/v1/stamps/${stamp.body.id}/rekey`, 'POST', {});
+      expect(rekey.status).to.equal(422);
+      expect(rekey.body.errors.map((e: Json) => e.pointer)).to.deep.equal(['/id']);
+      const text = await call(`/v1/stamps/${stamp.body.id}/text`, 'POST', {});
+      expect(text.status).to.equal(500);
+      await waitFor(() => output().includes('stamp action text returned \\"done\\", not the changes to apply (an object) or nothing'), 5000, 'the log line naming the action');
+      // Nothing was written by the refused ones.
+      expect((await call(`/v1/stamps/${stamp.body.id}`)).body).to.include({ label: 'whole', version: 2 });
+    }, 'read:stamps,write:stamps');
+  });
 });
