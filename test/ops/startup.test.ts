@@ -117,12 +117,17 @@ describe('start-up: the demo workspace and a server database that does not exist
       }
     });
 
-    it('says exactly what to run when the user may not create it, in one line, and exits 1', async () => {
+    /** A user of the server with no right of its own (`wsapi_limited`, dropped after the tests), and DATABASE_URL naming `suffix`'s database as that user. */
+    const limited = async (suffix: string) => {
       if (postgres) {
         await admin.raw('DROP ROLE IF EXISTS wsapi_limited');
         await admin.raw("CREATE ROLE wsapi_limited LOGIN PASSWORD 'limited-pass'");
       } else await admin.raw("CREATE USER IF NOT EXISTS 'wsapi_limited'@'%' IDENTIFIED BY 'limited-pass'");
-      const url = missing('denied', { name: 'wsapi_limited', password: 'limited-pass' });
+      return missing(suffix, { name: 'wsapi_limited', password: 'limited-pass' });
+    };
+
+    it('says exactly what to run when the user may not create it, in one line, and exits 1', async () => {
+      const url = await limited('denied');
       const name = new URL(url).pathname.slice(1);
       const result = await run('src/server.ts', [], { DATABASE_URL: url, PORT: '0' });
       expect(result.code).to.equal(1);
@@ -141,11 +146,7 @@ describe('start-up: the demo workspace and a server database that does not exist
     });
 
     it('says what to run when the database exists but the user may not create tables there, in one line, and the line it gives works', async () => {
-      if (postgres) {
-        await admin.raw('DROP ROLE IF EXISTS wsapi_limited');
-        await admin.raw("CREATE ROLE wsapi_limited LOGIN PASSWORD 'limited-pass'");
-      } else await admin.raw("CREATE USER IF NOT EXISTS 'wsapi_limited'@'%' IDENTIFIED BY 'limited-pass'");
-      const url = missing('tables', { name: 'wsapi_limited', password: 'limited-pass' });
+      const url = await limited('tables');
       const name = new URL(url).pathname.slice(1);
       // Made by an administrator: on PostgreSQL 15 its public schema then grants CREATE to its
       // owner alone; on MySQL the user may read it and no more.
