@@ -222,9 +222,10 @@ export function defineResource(declaration: ResourceDeclaration): Resource {
   check(d.list.sorts.includes('created_at'), 'sorts must include created_at (the default sort)');
   for (const filter of d.list.filters) {
     check(filter in d.fields, `filter "${filter}" is not declared in fields`);
-    // Filters compare whole values, with an index (migrate:make): a text up to 255 characters, an email, a state, a reference.
+    // Filters compare whole values, with an index (migrate:make): a text up to 255 characters, an email, a state, a reference, a boolean.
     const filterKind = kindOf(d.fields[filter] ?? {});
-    check(filter === d.state?.field || filter in d.references || (filterKind?.operators.includes('in') === true && filterKind.column.type !== 'text'), `filter "${filter}" must be the state field, a reference, an email or a text of at most 255 characters`);
+    const comparable = filterKind?.name === 'boolean' || (filterKind?.operators.includes('in') === true && filterKind.column.type !== 'text');
+    check(filter === d.state?.field || filter in d.references || comparable, `filter "${filter}" must be the state field, a reference, an email, a boolean or a text of at most 255 characters`);
   }
   if (d.state) {
     const values = enumOf(d.fields[d.state.field]);

@@ -28,6 +28,8 @@ export function objectSchema(resource: Resource): JsonSchema {
 
 /** Without `null` and service-only keywords: the schema of one filter value. */
 function filterSchema(field: JsonSchema): JsonSchema {
+  const types = Array.isArray(field.type) ? field.type : [field.type];
+  if (types.includes('boolean')) return { type: 'boolean', description: 'true or false.' };
   const schema: JsonSchema = { type: 'string' };
   if (Array.isArray(field.enum)) schema.enum = field.enum.filter((v) => v !== null);
   if (typeof field.pattern === 'string') schema.pattern = field.pattern;

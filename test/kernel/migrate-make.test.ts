@@ -80,7 +80,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     expect(more).to.deep.equal([]);
     expect(file).to.match(/^\d{14}_tasks\.ts$/);
     expect(res.stdout).to.contain(`wrote ${path.relative(ROOT_DIR, path.join(migrations, file!))}`);
-    expect(res.stdout).to.contain('create table tasks (13 columns, 4 indexes)');
+    expect(res.stdout).to.contain('create table tasks (13 columns, 5 indexes)');
     const text = fs.readFileSync(path.join(migrations, file!), 'utf8');
     expect(text).to.contain("t.bigInteger('due_at').nullable();");
     expect(text).to.contain("t.boolean('done').notNullable();");
@@ -136,6 +136,16 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       expect((await call('/v1/tasks?due_at[gte]=2026-12-31T23:59:60Z')).body.data.map((t: Json) => t.id)).to.deep.equal([leap.body.id]);
       expect((await call(`/v1/tasks?status=open&client_id=${client.body.id}`)).body.data.map((t: Json) => t.id)).to.deep.equal([task.body.id]);
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'closed', done: true })).body).to.include({ status: 'closed', done: true });
+      // A boolean declared a filter: true or false, compared as stored on each backend.
+      expect((await call('/v1/tasks?done=true')).body.data.map((t: Json) => t.id)).to.deep.equal([task.body.id]);
+      expect((await call('/v1/tasks?done=false')).body.data.map((t: Json) => t.id)).to.deep.equal([leap.body.id]);
+      expect((await call(`/v1/tasks?done=false&client_id=${client.body.id}`)).body.data).to.deep.equal([]);
+      for (const written of ['yes', '1', '', 'TRUE']) {
+        const refused = await call(`/v1/tasks?done=${written}`);
+        expect(refused.status, written).to.equal(400);
+        expect(refused.body.errors, written).to.deep.equal([{ parameter: 'done', message: 'must be true or false, given once' }]);
+      }
+      expect((await call('/v1/tasks?done=true&done=false')).status).to.equal(400);
       expect((await call(`/v1/tasks/${task.body.id}`, 'PATCH', { status: 'open' })).status).to.equal(409);
       expect((await call('/v1/tasks', 'POST', { title: 'x', effort: 101 })).status).to.equal(422);
       // An integer without declared bounds takes what JSON carries exactly, and no more (PostgreSQL and MySQL answered 500 past 64 bits).
@@ -287,7 +297,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   it('indexes an email filter as it compares (PostgreSQL, SQLite: lower(column); MySQL: the column under a caseless collation), and the filter finds any case through that index', async () => {
     const source = withFields(fs.readFileSync(FIXTURE, 'utf8'), "    contact: email({ description: 'Who to write to.' }),")
       .replace('import { boolean, datetime,', 'import { boolean, datetime, email,')
-      .replace('  state: {', "  list: { filters: ['status', 'client_id', 'contact'] },\n  state: {");
+      .replace("list: { filters: ['status', 'client_id', 'done'] }", "list: { filters: ['status', 'client_id', 'done', 'contact'] }");
     expect(source).to.contain("'contact'] },");
     fs.writeFileSync(path.join(plugins, 'tasks.ts'), source);
     const { text } = await madeSaying('add to tasks: column contact, index tasks_ws_contact');

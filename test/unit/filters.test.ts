@@ -52,7 +52,7 @@ describe('list operators from field kinds', () => {
 });
 
 describe('declared filters', () => {
-  it('take a text of at most 255 characters, an email, a state or a reference, and refuse a long text or a number', () => {
+  it('take a text of at most 255 characters, an email, a boolean, a state or a reference, and refuse a long text or a number', () => {
     const declare = (filter: string) => () =>
       defineResource({
         name: 'note',
@@ -60,12 +60,13 @@ describe('declared filters', () => {
         table: 'notes',
         idPrefix: 'note_',
         description: 'A note.',
-        fields: { title: text(200, { required: true }), body: text(5000), contact: email(), size: integer({ min: 0, max: 10 }) },
+        fields: { title: text(200, { required: true }), body: text(5000), contact: email(), size: integer({ min: 0, max: 10 }), pinned: boolean({ default: false }) },
         list: { filters: [filter] },
       });
     expect(declare('title')).not.to.throw();
     expect(declare('contact')).not.to.throw();
-    expect(declare('body')).to.throw('filter "body" must be the state field, a reference, an email or a text of at most 255 characters');
+    expect(declare('pinned')).not.to.throw();
+    expect(declare('body')).to.throw('filter "body" must be the state field, a reference, an email, a boolean or a text of at most 255 characters');
     expect(declare('size')).to.throw('filter "size" must be');
   });
 });

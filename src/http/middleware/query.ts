@@ -49,7 +49,10 @@ function items(validate: ValidateFunction, properties: Readonly<Record<string, u
       return { parameter: name, message: 'is not a parameter of this endpoint' };
     }
     const name = e.instancePath.replace(/^\//, '').split('/')[0] ?? '';
-    if (e.keyword === 'type' && name) return { parameter: name, message: `must be a single ${String((e.params as { type: string }).type)}${isList(name) ? `: ${listHint(properties, name)}` : ''}` };
+    if (e.keyword === 'type' && name) {
+      const type = String((e.params as { type: string }).type);
+      return { parameter: name, message: type === 'boolean' ? 'must be true or false, given once' : `must be a single ${type}${isList(name) ? `: ${listHint(properties, name)}` : ''}` };
+    }
     if (e.keyword === 'enum') return { parameter: name, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
     if (e.keyword === 'minLength' || e.keyword === 'maxLength') return { parameter: name, message: lengthMessage(e) };
     if (e.keyword === 'pattern') return { parameter: name, message: patternMessage(e) };
