@@ -52,6 +52,9 @@ describe('the administration area: usage metering', () => {
     const all = await usage(alice);
     expect(all.find((x) => x.key_id === a.id)).to.deep.equal({ start: hour, key_id: a.id, requests: 6, rate_limited: 0, client_errors: 3, server_errors: 0 });
     expect(all.find((x) => x.key_id === b.id)).to.deep.equal({ start: hour, key_id: b.id, requests: 4, rate_limited: 2, client_errors: 0, server_errors: 0 });
+    // The window's start written with an offset of hours alone (+02, which RFC 3339's format lets through) is that instant.
+    const since = new Date(Date.parse(hour) + 2 * HOUR_MS).toISOString().replace(/\.000Z$/, '+02');
+    expect((await usage(alice, `?since=${encodeURIComponent(since)}&key_id=${a.id}`)).map((x) => x.requests)).to.deep.equal([6]);
     expect((await usage(alice, `?key_id=${b.id}`)).map((x) => x.key_id)).to.deep.equal([b.id]);
 
     // More requests add to the same hour's row.

@@ -150,6 +150,10 @@ describe("a key's request log (GET /internal/v1/keys/{id}/requests)", () => {
     expect(await statuses(`?since=${encodeURIComponent(at[1]!)}`)).to.deep.equal(all.filter((e) => e.at >= at[1]!).map((e) => e.status));
     expect(await statuses(`?until=${encodeURIComponent(at[1]!)}`)).to.deep.equal(all.filter((e) => e.at < at[1]!).map((e) => e.status));
     expect(await statuses(`?since=${encodeURIComponent(at[3]!)}&until=${encodeURIComponent(new Date(Date.parse(at[0]!) + 1).toISOString())}&status=4xx`)).to.deep.equal([400, 404]);
+    // The same instants written with an offset of hours alone (+02), which Date.parse cannot read (it matched nothing).
+    const plusTwo = (iso: string) => new Date(Date.parse(iso) + 2 * 3_600_000).toISOString().replace(/Z$/, '+02');
+    expect(await statuses(`?since=${encodeURIComponent(plusTwo(at[1]!))}`)).to.deep.equal(all.filter((e) => e.at >= at[1]!).map((e) => e.status));
+    expect(await statuses(`?until=${encodeURIComponent(plusTwo(at[1]!))}`)).to.deep.equal(all.filter((e) => e.at < at[1]!).map((e) => e.status));
   });
 
   it('walks every request exactly once by cursor, however many arrive meanwhile', async () => {
