@@ -50,11 +50,10 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
     return { data: [], has_more: false, next_cursor: null };
   }
   const { q, checked } = found;
+  // Each value as its kind stores it, as [in]'s are (a boolean, coerced from the query's text, as 1 or 0).
   for (const filter of equality) {
     const fieldKind = store.resource.kinds[filter];
-    // A boolean arrives as true or false (coerced from the query's text) and is stored as 1 or 0.
-    if (fieldKind?.name === 'boolean') q.where(filter, fieldKind.encode(query[filter]) as number);
-    else among(q, fieldKind, filter, [query[filter] as string]);
+    among(q, fieldKind, filter, [(fieldKind ? fieldKind.encode(query[filter]) : query[filter]) as string]);
   }
   if (query.updated_since !== undefined) q.where('updated_at', '>=', epochMsOf(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter], store.resource.kinds[filter.field]);
