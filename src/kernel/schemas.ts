@@ -27,9 +27,9 @@ export function objectSchema(resource: Resource): JsonSchema {
 }
 
 /** Without `null` and service-only keywords: the schema of one filter value. */
-function filterSchema(field: JsonSchema): JsonSchema {
+function filterSchema(name: string, field: JsonSchema): JsonSchema {
   const types = Array.isArray(field.type) ? field.type : [field.type];
-  if (types.includes('boolean')) return { type: 'boolean', description: 'true or false.' };
+  if (types.includes('boolean')) return { type: 'boolean', description: `Only objects whose ${name} is this: true or false.` };
   const schema: JsonSchema = { type: 'string' };
   if (Array.isArray(field.enum)) schema.enum = field.enum.filter((v) => v !== null);
   if (typeof field.pattern === 'string') schema.pattern = field.pattern;
@@ -57,7 +57,7 @@ export function listQuerySchema(resource: Resource, filters: readonly OperatorFi
   };
   for (const filter of resource.list.filters) {
     const field = resource.fields[filter];
-    if (field) properties[filter] = filterSchema(field);
+    if (field) properties[filter] = filterSchema(filter, field);
   }
   for (const filter of filters) properties[filter.parameter] = filter.schema;
   Object.assign(properties, extra);
