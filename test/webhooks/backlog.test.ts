@@ -50,7 +50,7 @@ describe('a backlog of 50,000 deliveries and the inline worker', function () {
     await storage?.drop();
   });
 
-  it('keeps /v1/health p99 under 100 ms while delivering, and SIGTERM exits 0', async () => {
+  it('answers /v1/health throughout while the worker drains the backlog (its p99 printed; bench:backlog holds the target), and SIGTERM exits 0 with nothing left leased', async () => {
     const server = await startServer({ ...storage.env, WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true' });
     let code: number | null;
     try {
