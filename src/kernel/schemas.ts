@@ -1,6 +1,6 @@
 import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
 import type { OperatorFilter } from './filters.js';
-import { storable } from './kinds.js';
+import { kindOf, storable } from './kinds.js';
 import { isRequired } from './fields.js';
 
 export const MAX_PAGE = 200;
@@ -28,8 +28,7 @@ export function objectSchema(resource: Resource): JsonSchema {
 
 /** Without `null` and service-only keywords: the schema of one filter value. */
 function filterSchema(name: string, field: JsonSchema): JsonSchema {
-  const types = Array.isArray(field.type) ? field.type : [field.type];
-  if (types.includes('boolean')) return { type: 'boolean', description: `Only objects whose ${name} is this: true or false.` };
+  if (kindOf(field)?.name === 'boolean') return { type: 'boolean', description: `Only objects whose ${name} is this: true or false.` };
   const schema: JsonSchema = { type: 'string' };
   if (Array.isArray(field.enum)) schema.enum = field.enum.filter((v) => v !== null);
   if (typeof field.pattern === 'string') schema.pattern = field.pattern;
