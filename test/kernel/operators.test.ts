@@ -178,6 +178,7 @@ describe('list operators: [gt|gte|lt|lte] and [in]', () => {
     for (const [query, parameter, says] of [
       ['amount[gte]=abc', 'amount[gte]', 'plain decimal integer'],
       ['amount[gte]=1e5', 'amount[gte]', 'plain decimal integer'],
+      ['amount[gte]=1234567890123456', 'amount[gte]', 'plain decimal integer of at most 15 digits'],
       ['score[lt]=', 'score[lt]', 'plain decimal integer'],
       ['expected_close_date[lt]=2027-13-45', 'expected_close_date[lt]', 'date'],
       ['created_at[gte]=yesterday', 'created_at[gte]', 'RFC 3339'],

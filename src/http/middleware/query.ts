@@ -62,8 +62,10 @@ function items(validate: ValidateFunction, properties: Readonly<Record<string, u
   });
 }
 
+/** The most digits an integer parameter takes: every such number is exact in a double. */
+const MAX_DIGITS = 15;
 /** A plain decimal integer: no sign but `-`, no exponent, no hex, no spaces, no Infinity. */
-const PLAIN_INTEGER = /^-?[0-9]{1,15}$/;
+const PLAIN_INTEGER = new RegExp(`^-?[0-9]{1,${MAX_DIGITS}}$`);
 
 interface IntegerParameter {
   minimum: number;
@@ -79,7 +81,7 @@ function integerParameters(schema: unknown): Map<string, IntegerParameter> {
     if (p.type !== 'integer') continue;
     const minimum = p.minimum ?? Number.MIN_SAFE_INTEGER;
     const maximum = p.maximum ?? Number.MAX_SAFE_INTEGER;
-    const range = p.minimum !== undefined && p.maximum !== undefined ? ` from ${minimum} to ${maximum}` : '';
+    const range = p.minimum !== undefined && p.maximum !== undefined ? ` from ${minimum} to ${maximum}` : ` of at most ${MAX_DIGITS} digits`;
     found.set(name, { minimum, maximum, message: `must be a plain decimal integer${range}, such as ${p.minimum ?? 1}` });
   }
   return found;
