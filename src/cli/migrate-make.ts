@@ -6,7 +6,7 @@ import { createDb } from '../db/connect.js';
 import { migrateCreating } from '../db/create.js';
 import { migrationName, migrationText, summary } from '../kernel/migration-text.js';
 import { planTable } from '../kernel/table-plan.js';
-import { notNullMessage, strayMessage } from '../kernel/columns.js';
+import { columnProblems } from '../kernel/columns.js';
 import { loadKeyring } from '../secrets/load.js';
 import { runMain } from '../startup.js';
 import { StartupError } from '../common/errors.js';
@@ -35,17 +35,12 @@ runMain(async () => {
     }
     const plans = await Promise.all(registry.resources.map((resource) => planTable(db, resource)));
     const relative = (file: string) => path.relative(process.cwd(), file);
-    for (const plan of plans) {
-      for (const m of plan.mismatches) {
-        console.error(`${relative(plan.resource.file)}: table "${plan.resource.def.table}" column "${m.name}" is ${m.have}, but its field needs ${m.want}: change it in a migration of your own (migrate:make never changes or narrows a column)`);
-      }
-      for (const stray of plan.strays) console.error(`${relative(plan.resource.file)}: ${strayMessage(plan.resource.def.table, stray)}`);
-      for (const column of plan.notNull) console.error(`${relative(plan.resource.file)}: ${notNullMessage(plan.resource.def.table, column)}`);
-    }
+    const problems = plans.flatMap((plan) => columnProblems(plan).map((problem) => `${relative(plan.resource.file)}: ${problem}`));
+    for (const problem of problems) console.error(problem);
     const todo = plans.filter((plan) => plan.create || plan.columns.length > 0 || plan.indexes.length > 0);
     if (todo.length === 0) {
       console.log("nothing to do: every plugin's table has its columns and indexes; no file written");
-      return plans.some((plan) => plan.mismatches.length > 0 || plan.strays.length > 0 || plan.notNull.length > 0) ? 1 : 0;
+      return problems.length > 0 ? 1 : 0;
     }
     const when = new Date();
     const dir = config.migrationsDirs.at(-1)!;

@@ -1,17 +1,28 @@
 import type { Knex } from 'knex';
 import { PluginLoadError, type Registry } from './registry.js';
-import { planTable } from './table-plan.js';
+import { planTable, type TablePlan } from './table-plan.js';
 
 const MAKE = 'run `npm run migrate:make` to write the migration that adds it, then start again';
 
-/** What a stray column (table-plan.ts) is told, at boot and by migrate:make. */
-export function strayMessage(table: string, column: string): string {
-  return `table "${table}" column "${column}" is NOT NULL without a default, and no field declares it (a field renamed or removed?): every create would fail on it. In a migration of your own, rename it to its field's new name (t.renameColumn('${column}', '...')), make it nullable (t.setNullable('${column}')) or drop it (t.dropColumn('${column}')); migrate:make never drops or changes a column`;
-}
-
-/** What a field that may be null, on a NOT NULL column (table-plan.ts), is told at boot and by migrate:make. */
-export function notNullMessage(table: string, column: string): string {
-  return `table "${table}" column "${column}" is NOT NULL without a default, but its field may be null (no longer required?): every create without it would fail on it. In a migration of your own, make it nullable (t.setNullable('${column}')); migrate:make never changes a column`;
+/**
+ * What a table's columns need that migrate:make will not write (it never changes, narrows or
+ * drops a column), in words, in order: a column of the wrong kind, a column no field declares
+ * that every create would fail on (NOT NULL, no default), a NOT NULL column whose field may be
+ * null. Boot stops on the first; migrate:make prints them all.
+ */
+export function columnProblems(plan: TablePlan): string[] {
+  const { table } = plan.resource.def;
+  return [
+    ...plan.mismatches.map((m) => `table "${table}" column "${m.name}" is ${m.have}, but its field needs ${m.want} (a ${plan.resource.kinds[m.name]?.name ?? 'kernel'} column): change it in a migration of your own (migrate:make never changes or narrows a column)`),
+    ...plan.strays.map(
+      (column) =>
+        `table "${table}" column "${column}" is NOT NULL without a default, and no field declares it (a field renamed or removed?): every create would fail on it. In a migration of your own, rename it to its field's new name (t.renameColumn('${column}', '...')), make it nullable (t.setNullable('${column}')) or drop it (t.dropColumn('${column}')); migrate:make never drops or changes a column`,
+    ),
+    ...plan.notNull.map(
+      (column) =>
+        `table "${table}" column "${column}" is NOT NULL without a default, but its field may be null (no longer required?): every create without it would fail on it. In a migration of your own, make it nullable (t.setNullable('${column}')); migrate:make never changes a column`,
+    ),
+  ];
 }
 
 /**
@@ -31,14 +42,8 @@ export async function checkColumns(db: Knex, registry: Registry): Promise<void> 
       const kind = resource.kinds[missing.name]?.name;
       throw refuse(`table "${table}" has no column "${missing.name}"${kind ? ` (a ${kind} field)` : ''}: ${MAKE}`);
     }
-    const [mismatch] = plan.mismatches;
-    if (mismatch) {
-      throw refuse(`table "${table}" column "${mismatch.name}" is ${mismatch.have}, but its field needs ${mismatch.want} (a ${resource.kinds[mismatch.name]?.name ?? 'kernel'} column): change it in a migration of your own (migrate:make never changes or narrows a column)`);
-    }
-    const [stray] = plan.strays;
-    if (stray) throw refuse(strayMessage(table, stray));
-    const [notNull] = plan.notNull;
-    if (notNull) throw refuse(notNullMessage(table, notNull));
+    const [problem] = columnProblems(plan);
+    if (problem) throw refuse(problem);
     const [index] = plan.indexes;
     if (index) throw refuse(`table "${table}" has no index "${index.name}" on (${index.columns.join(', ')}): ${MAKE}`);
   }

@@ -20,14 +20,14 @@ export async function runValidate(resource: CompiledResource, input: Row, before
   const returned: unknown = (await validate({ input, before, ctx })) ?? [];
   const name = `${resource.def.name} validate`;
   if (!Array.isArray(returned)) throw new Error(`${name} returned ${JSON.stringify(returned)}, not a list of problems ([{ pointer, detail }])`);
-  const problems = returned as Array<{ pointer?: unknown; detail?: unknown } | null>;
-  for (const p of problems) {
+  const errors = (returned as Array<{ pointer?: unknown; detail?: unknown } | null>).map((p) => {
     const pointer = p?.pointer;
+    const detail = p?.detail;
     if (typeof pointer !== 'string' || (pointer !== '' && !pointer.startsWith('/'))) throw new Error(`${name} returned a problem whose pointer ${JSON.stringify(pointer)} is not a JSON pointer, such as "/title"`);
-    if (typeof p?.detail !== 'string' || p.detail.trim() === '') throw new Error(`${name} returned a problem at ${JSON.stringify(pointer)} without its detail, the sentence a client reads`);
-  }
-  if (problems.length === 0) return;
-  const errors = problems.map((p) => ({ pointer: String(p?.pointer), message: String(p?.detail) }));
+    if (typeof detail !== 'string' || detail.trim() === '') throw new Error(`${name} returned a problem at ${JSON.stringify(pointer)} without its detail, the sentence a client reads`);
+    return { pointer, message: detail };
+  });
+  if (errors.length === 0) return;
   throw new ApiError('validation_failed', `The body is not valid: ${errors.map((e) => `${e.pointer} ${e.message}`).join('; ')}.`, { errors });
 }
 
