@@ -44,9 +44,7 @@ async function main(signals: StopSignals): Promise<void> {
   let demo: Demo | null = null;
   if (cluster.isPrimary) {
     warnOfDevelopmentSettings(deps);
-    if (registry.relativeImports.length > 0) {
-      log.warn({ plugins: registry.relativeImports }, `${registry.relativeImports.length === 1 ? 'a plugin imports' : 'plugins import'} the kernel by relative path (../src/kernel/...): import from 'workspace-api/plugin' instead; the relative imports stop working in the next release`);
-    }
+    for (const { file, message } of registry.deprecations) log.warn({ plugin: file, deprecated: true }, `plugin ${file}: ${message}`);
     const applied = await signals.finishing(migrate(deps));
     if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
     await checkColumns(deps.db, registry).catch(async (err: unknown) => {

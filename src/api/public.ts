@@ -17,7 +17,7 @@ export function publicApi(registry: Registry, document: () => string = () => '{}
 }
 
 /** A registry with no plugins: enough to list the routes the service serves itself. */
-const NO_PLUGINS: Registry = { resources: [], reserved: [], byName: new Map(), relativeImports: [] };
+const NO_PLUGINS: Registry = { resources: [], reserved: [], byName: new Map(), deprecations: [] };
 
 /**
  * The paths the service serves itself under /v1 (`/webhooks`, `/event-log`, `/health`...),

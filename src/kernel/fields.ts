@@ -10,11 +10,19 @@ import { kinds, mark, withKind } from './kinds.js';
  */
 export const REFERENCE = Symbol.for('workspace-api.reference');
 export const REQUIRED = Symbol.for('workspace-api.required');
+/** What a field declared the way of an earlier release should be written as now (boot warns, once). */
+export const DEPRECATED = Symbol.for('workspace-api.deprecated');
 
 /** The resource a field refers to, if it was declared with ref(). */
 export function referenceOf(schema: JsonSchema | undefined): string | undefined {
   const target = (schema as Record<symbol, unknown> | undefined)?.[REFERENCE];
   return typeof target === 'string' ? target : undefined;
+}
+
+/** Why a field's declaration is deprecated, if it is: what to write instead. */
+export function deprecationOf(schema: JsonSchema | undefined): string | undefined {
+  const why = (schema as Record<symbol, unknown> | undefined)?.[DEPRECATED];
+  return typeof why === 'string' ? why : undefined;
 }
 
 export function isRequired(schema: JsonSchema | undefined): boolean {
@@ -95,6 +103,16 @@ export function money(): { amount: JsonSchema; currency: JsonSchema } {
  */
 export function ref(resource: string, description: string): JsonSchema {
   return mark(withKind({ type: ['string', 'null'], maxLength: 64, description }, kinds.ref()), REFERENCE, resource);
+}
+
+/**
+ * The id of another resource by its prefix, as the first plugins declared a reference (beside
+ * `references: { client_id: 'client' }`). Deprecated since 0.2.0, removed no sooner than 0.4.0:
+ * ref('client', ...) names the resource once. It still works and boot warns once.
+ */
+export function idRef(prefix: string, description: string): JsonSchema {
+  const resource = prefix.replace(/_$/, '');
+  return mark({ type: ['string', 'null'], pattern: `^${prefix}[0-9a-z]+$`, maxLength: 64, description }, DEPRECATED, `idRef('${prefix}', ...) is deprecated: declare the field with ref('${resource}', ...) from 'workspace-api/plugin', which names the resource once (and drop it from references)`);
 }
 
 export function date(description: string): JsonSchema {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
-import { referenceOf } from './fields.js';
+import { deprecationOf, referenceOf } from './fields.js';
 import { kindOf, type FieldKind } from './kinds.js';
 import { operatorFilters, type OperatorFilter } from './filters.js';
 import { expandParameter } from './expand.js';
@@ -37,8 +37,28 @@ export interface Registry {
   readonly resources: readonly CompiledResource[];
   readonly reserved: readonly Reserved[];
   readonly byName: ReadonlyMap<string, CompiledResource>;
-  /** Plugin files that import the kernel by relative path rather than from `workspace-api/plugin`. */
-  readonly relativeImports: readonly string[];
+  /** What plugins declare in a form of an earlier release: it still works, and boot warns once. */
+  readonly deprecations: readonly Deprecation[];
+}
+
+/** A plugin's use of a form of the plugin API that still works for now (docs/reference.md section 18). */
+export interface Deprecation {
+  readonly file: string;
+  /** What to write instead. */
+  readonly message: string;
+}
+
+const RELATIVE_IMPORT_DEPRECATION = "imports the kernel by relative path (../src/kernel/...): import from 'workspace-api/plugin' instead; relative imports are deprecated since 0.2.0 and stop working no sooner than 0.4.0";
+
+/** The deprecated forms a plugin file uses: relative imports of the kernel, deprecated field helpers. */
+function deprecationsOf(plugin: PluginExport, file: string): Deprecation[] {
+  const found: Deprecation[] = importsKernelByPath(file) ? [{ file, message: RELATIVE_IMPORT_DEPRECATION }] : [];
+  if (plugin.kind !== 'resource') return found;
+  for (const [field, schema] of Object.entries(plugin.fields)) {
+    const message = deprecationOf(schema);
+    if (message) found.push({ file, message: `field "${field}": ${message}` });
+  }
+  return found;
 }
 
 /** An import of src/kernel/define or fields by relative path, as plugins did before `workspace-api/plugin`. */
@@ -151,10 +171,10 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
   const resources: CompiledResource[] = [];
   const reserved: Reserved[] = [];
   const declared: Array<{ plugin: Resource; file: string }> = [];
-  const relativeImports: string[] = [];
+  const deprecations: Deprecation[] = [];
   for (const file of pluginFiles(dir)) {
     const plugin = await importPlugin(file);
-    if (importsKernelByPath(file)) relativeImports.push(file);
+    deprecations.push(...deprecationsOf(plugin, file));
     claim(seen.name, 'name', plugin.name, file);
     claim(seen.path, 'path', plugin.path, file);
     if (plugin.kind === 'reserved') {
@@ -231,6 +251,6 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
     resources: Object.freeze(resources),
     reserved: Object.freeze(reserved),
     byName,
-    relativeImports: Object.freeze(relativeImports),
+    deprecations: Object.freeze(deprecations),
   });
 }

@@ -101,7 +101,10 @@ export function fits(info: Knex.ColumnInfo, column: Column): boolean {
     case 'string':
       return TEXTS.includes(type) || (STRINGS.includes(type) && (!info.maxLength || length >= (column.length ?? 255)));
     case 'text':
-      // MySQL gives a text column's size in bytes (TEXT 65,535), the others none.
+      // MySQL gives a text column's size in bytes (TEXT 65,535), the others none. A varchar long
+      // enough holds it too, in characters on every database: a plugin's own migration made
+      // text(300)'s column a varchar(300), as the README once taught, and it holds every value.
+      if (STRINGS.includes(type)) return column.length !== undefined && Boolean(info.maxLength) && length >= column.length;
       return TEXTS.includes(type) && (!info.maxLength || length >= (column.length !== undefined ? column.length * 4 : MAX_BODY_BYTES));
     case 'integer':
       return INTEGERS.includes(type);

@@ -86,9 +86,9 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
   it('warns once at boot that it imports the kernel by relative path, naming it and the entry point to use; the shipped plugins import workspace-api/plugin', () => {
     const warnings = server.output().split('\n').filter((line) => line.includes('by relative path'));
     expect(warnings).to.have.length(1);
-    const warning = JSON.parse(warnings[0]!) as { level: number; plugins: string[]; msg: string };
+    const warning = JSON.parse(warnings[0]!) as { level: number; plugin: string; msg: string };
     expect(warning.level).to.equal(40);
-    expect(warning.plugins.map((file) => path.basename(file))).to.deep.equal(['notes.ts']);
+    expect(path.basename(warning.plugin)).to.equal('notes.ts');
     expect(warning.msg).to.contain("import from 'workspace-api/plugin' instead");
     for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) {
       const source = fs.readFileSync(path.join(ROOT_DIR, 'plugins', file), 'utf8');

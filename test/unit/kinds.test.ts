@@ -106,6 +106,17 @@ describe('field kinds: a column holds every value of its kind, or boot says so',
     expect(fits(info('text', null), unbounded)).to.equal(true);
     expect(fits(info('varchar', 255), long)).to.equal(false);
   });
+
+  it('a varchar at least as long as a text field holds it, whatever the column is called', () => {
+    const text300 = kindOf(text(300))!.column;
+    expect(fits(info('varchar', 300), text300)).to.equal(true);
+    expect(fits(info('character varying', 1000), text300)).to.equal(true);
+    expect(fits(info('varchar', 299), text300)).to.equal(false);
+    // Without a declared bound a text may be as long as a body: no varchar holds it.
+    expect(fits(info('varchar', 65_000), kindOf({ type: 'string' })!.column)).to.equal(false);
+    // And a text column holds a text(200) field, whose kind asks for a varchar.
+    expect(fits(info('text', null), kindOf(text(200))!.column)).to.equal(true);
+  });
 });
 
 describe('field kinds: money keeps an amount with its currency', () => {
