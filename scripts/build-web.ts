@@ -24,7 +24,18 @@ if (!force && OUTPUTS.every(existsSync) && existsSync(STAMP) && readFileSync(STA
 }
 
 const bin = (pkg: string, file: string) => join(root, 'node_modules', pkg, file);
-const step = (args: string[]) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+/**
+ * Runs one step of the build, its output the terminal's. A step that fails has said why itself
+ * (a plugin's mistake is one line: src/startup.ts): this exits with its code, and no stack trace
+ * of the build's own on top.
+ */
+const step = (args: string[]) => {
+  try {
+    execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  } catch (err) {
+    process.exit((err as { status?: number | null }).status ?? 1);
+  }
+};
 step(['--import', 'tsx', join(root, 'src', 'cli', 'openapi.ts'), '--internal', '--out', 'build/internal-openapi.json']);
 step([bin('openapi-typescript', 'bin/cli.js'), 'build/internal-openapi.json', '--output', 'web/generated/internal-api.d.ts', '--silent']);
 step([bin('typescript', 'bin/tsc'), '-p', 'web']);

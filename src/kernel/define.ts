@@ -1,6 +1,7 @@
 import { isRequired, referenceOf } from './fields.js';
 import { kindOf } from './kinds.js';
 import type { Handle, Reply, RouteInput } from './route.js';
+import { unknownKey } from '../common/words.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type Row = Record<string, unknown>;
@@ -196,8 +197,37 @@ function normalize(d: ResourceDeclaration): Omit<Resource, 'kind'> {
   };
 }
 
+/** The keys each part of a declaration takes, each listed once: the compiler holds them to the types. */
+const DECLARATION_KEYS: Record<keyof ResourceDeclaration, true> = { name: true, path: true, table: true, idPrefix: true, description: true, scopes: true, fields: true, required: true, references: true, list: true, state: true, events: true, handlers: true, actions: true, validate: true, beforeWrite: true };
+const PART_KEYS = {
+  scopes: { read: true, write: true } satisfies Record<keyof NonNullable<ResourceDeclaration['scopes']>, true>,
+  list: { sorts: true, filters: true } satisfies Record<keyof NonNullable<ResourceDeclaration['list']>, true>,
+  state: { field: true, transitions: true, stamps: true } satisfies Record<keyof NonNullable<ResourceDeclaration['state']>, true>,
+};
+const EVENT_KEYS: Record<keyof EventDeclaration, true> = { description: true, when: true };
+const ACTION_KEYS: Record<keyof ActionDeclaration, true> = { summary: true, description: true, scope: true, body: true, required: true, handle: true };
+
+/** Each key of `value` is one of `known`'s, or the declaration stops boot naming it and the nearest known one. */
+function checkKeys(where: string, value: unknown, known: Record<string, true>): void {
+  if (typeof value !== 'object' || value === null) return;
+  const names = Object.keys(known);
+  for (const key of Object.keys(value)) check(key in known, `${where}${unknownKey(key, names)}`);
+}
+
+/**
+ * A key the kernel does not know stops boot (`validat` was accepted, and the hook never ran):
+ * the declaration's own, its parts', each event's and each action's.
+ */
+function checkDeclarationKeys(d: ResourceDeclaration): void {
+  checkKeys('', d, DECLARATION_KEYS);
+  for (const [part, known] of Object.entries(PART_KEYS)) checkKeys(`${part}: `, d[part as keyof typeof PART_KEYS], known);
+  for (const [event, declared] of Object.entries(d.events ?? {})) checkKeys(`event "${event}": `, declared, EVENT_KEYS);
+  for (const [action, declared] of Object.entries(d.actions ?? {})) checkKeys(`action "${action}": `, declared, ACTION_KEYS);
+}
+
 /** Checks a resource declaration's shape, fills in its defaults and returns it frozen. Schemas are compiled by the registry. */
 export function defineResource(declaration: ResourceDeclaration): Resource {
+  checkDeclarationKeys(declaration);
   const d = normalize(declaration);
   check(NAME.test(d.name), `name "${d.name}" must match ${NAME}`);
   check(/^\/[a-z][a-z0-9-]*$/.test(d.path), `path "${d.path}" must look like /things`);

@@ -1,5 +1,6 @@
 import type { JsonSchema } from './define.js';
 import { kinds, mark, withKind } from './kinds.js';
+import { unknownKey } from '../common/words.js';
 
 /** Reusable field schemas for plugins, so money and references read the same everywhere. */
 
@@ -45,7 +46,23 @@ export interface TextOptions {
   description?: string;
 }
 
+/**
+ * A helper's options are ones it knows: `text(200, { requird: true })` made an optional field
+ * without a word. Thrown at the plugin's import, which names the plugin.
+ */
+function checkOptions(helper: string, options: object, known: Record<string, true>): void {
+  for (const key of Object.keys(options)) if (!(key in known)) throw new Error(`${helper}: ${unknownKey(key, Object.keys(known), 'option')}`);
+}
+const TEXT_OPTIONS: Record<keyof TextOptions, true> = { required: true, searchable: true, minLength: true, pattern: true, examples: true, description: true };
+type EmailOptions = { required?: boolean; description?: string };
+const EMAIL_OPTIONS: Record<keyof EmailOptions, true> = { required: true, description: true };
+type IntegerOptions = { min?: number; max?: number; required?: boolean; description?: string; examples?: number[] };
+const INTEGER_OPTIONS: Record<keyof IntegerOptions, true> = { min: true, max: true, required: true, description: true, examples: true };
+type BooleanOptions = { default?: boolean; description?: string };
+const BOOLEAN_OPTIONS: Record<keyof BooleanOptions, true> = { default: true, description: true };
+
 export function text(maxLength: number, options: TextOptions = {}): JsonSchema {
+  checkOptions(`text(${maxLength})`, options, TEXT_OPTIONS);
   const schema: JsonSchema = {
     type: options.required ? 'string' : ['string', 'null'],
     minLength: options.minLength ?? (options.required ? 1 : 0),
@@ -58,7 +75,8 @@ export function text(maxLength: number, options: TextOptions = {}): JsonSchema {
   return options.required ? required(marked) : marked;
 }
 
-export function email(options: { required?: boolean; description?: string } = {}): JsonSchema {
+export function email(options: EmailOptions = {}): JsonSchema {
+  checkOptions('email()', options, EMAIL_OPTIONS);
   const schema = withKind(
     { type: options.required ? 'string' : ['string', 'null'], format: 'email', maxLength: 254, ...(options.description ? { description: options.description } : {}), examples: ['ada@example.com'] },
     kinds.email(!options.required),
@@ -67,7 +85,8 @@ export function email(options: { required?: boolean; description?: string } = {}
 }
 
 /** A whole number; 64-bit when its bounds go past 32 bits (or are not given). */
-export function integer(options: { min?: number; max?: number; required?: boolean; description?: string; examples?: number[] } = {}): JsonSchema {
+export function integer(options: IntegerOptions = {}): JsonSchema {
+  checkOptions('integer()', options, INTEGER_OPTIONS);
   const schema: JsonSchema = {
     type: options.required ? 'integer' : ['integer', 'null'],
     ...(options.min !== undefined ? { minimum: options.min } : {}),
@@ -80,7 +99,8 @@ export function integer(options: { min?: number; max?: number; required?: boolea
 }
 
 /** True or false; with a default, never null (a create that leaves it out gets the default). */
-export function boolean(options: { default?: boolean; description?: string } = {}): JsonSchema {
+export function boolean(options: BooleanOptions = {}): JsonSchema {
+  checkOptions('boolean()', options, BOOLEAN_OPTIONS);
   const nullable = options.default === undefined;
   return withKind(
     { type: nullable ? ['boolean', 'null'] : 'boolean', ...(nullable ? {} : { default: options.default }), ...(options.description ? { description: options.description } : {}) },

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { createQueryAjv, createSchemaAjv } from './ajv.js';
 import { isPlugin, type JsonSchema, type PluginExport, type Reserved, type Resource } from './define.js';
@@ -93,12 +94,27 @@ function pluginFiles(dir: string): string[] {
     .map((f) => path.join(dir, f));
 }
 
+/**
+ * Where in the plugin file an error of its import arose (`file:line:column`: the `txt` of a
+ * ReferenceError, the defineResource() or text() call a declaration check refused), read from the
+ * error's stack; the file alone when the stack does not pass through it.
+ */
+export function whereIn(file: string, err: unknown): string {
+  const stack = err instanceof Error ? (err.stack ?? '') : '';
+  for (const name of [pathToFileURL(file).href, file]) {
+    const at = stack.indexOf(`${name}:`);
+    const position = at < 0 ? null : /^:(\d+):(\d+)/.exec(stack.slice(at + name.length));
+    if (position) return `${file}:${position[1]}:${position[2]}`;
+  }
+  return file;
+}
+
 async function importPlugin(file: string): Promise<PluginExport> {
   let mod: { default?: unknown };
   try {
     mod = (await importFile(file)) as { default?: unknown };
   } catch (err) {
-    throw new PluginLoadError(file, (err as Error).message);
+    throw new PluginLoadError(whereIn(file, err), (err as Error).message);
   }
   if (!isPlugin(mod.default)) throw new PluginLoadError(file, 'the default export must come from defineResource() or reservePath()');
   return mod.default;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,9 +6,9 @@ import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { loadPlugins } from '../../src/boot.js';
 import { loadRegistry } from '../../src/kernel/registry.js';
-import { isolatedDatabase } from '../helpers/backend.js';
+import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
-import { run, startServer } from '../helpers/processes.js';
+import { outcomeOf, run, startServer } from '../helpers/processes.js';
 
 const DEFINE = path.join(ROOT_DIR, 'src/kernel/define.js');
 
@@ -34,17 +35,24 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
     ['a path the service serves: /event-log', { 'a.ts': plugin("path: '/event-log',") }, /a\.ts: path "\/event-log" is already taken by the service's own \/v1\/event-log/],
     ['a path the service serves: /webhooks', { 'a.ts': plugin("path: '/webhooks',") }, /a\.ts: path "\/webhooks" is already taken by the service's own \/v1\/webhooks/],
     ['a path the service serves: /events', { 'a.ts': plugin("path: '/events',") }, /a\.ts: path "\/events" is already taken by the service's own \/v1\/events/],
-    ['a malformed scope', { 'a.ts': plugin("scopes: { read: 'notes', write: 'write:notes' },") }, /a\.ts: .*scopes\.read "notes"/],
+    ['a malformed scope', { 'a.ts': plugin("scopes: { read: 'notes', write: 'write:notes' },") }, /a\.ts:3:16: .*scopes\.read "notes"/],
     ['an invalid JSON Schema', { 'a.ts': plugin("fields: { body: { type: 'text' } },") }, /a\.ts: invalid JSON Schema/],
     ['an unknown schema keyword', { 'a.ts': plugin("fields: { body: { type: 'string', maxLenght: 3 } },") }, /a\.ts: invalid JSON Schema.*maxLenght/],
     ['a reference to no resource', { 'a.ts': plugin("fields: { body: { type: 'string' }, deal_id: { type: ['string', 'null'] } }, references: { deal_id: 'deal' },") }, /a\.ts: reference "deal_id" names unknown resource "deal"/],
     // Declarations no write could satisfy: they loaded, and failed only at the first create.
     ['a default that is not one of its states', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, status: { type: 'string', enum: ['open', 'closed'], default: 'opne' } },") }, /a\.ts: field "status": its default "opne" is not a value it takes \(the default must be equal to one of the allowed values\)/],
     ['an action field whose default its type refuses', { 'a.ts': plugin("actions: { pin: { summary: 'Pin it', body: { on: { type: 'boolean', default: 'yes' } }, handle: () => ({}) } },") }, /a\.ts: action "pin" field "on": its default "yes" is not a value it takes \(the default must be boolean\)/],
-    ['an integer whose minimum is above its maximum', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, seats: { type: ['integer', 'null'], minimum: 10, maximum: 1 } },") }, /a\.ts: field "seats": its minimum 10 is above its maximum 1, so no value fits/],
-    ['a text that holds no character', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 0 } },") }, /a\.ts: field "body": its maxLength 0 holds no text; give it 1 or more/],
-    ['a text whose minLength is above its maxLength', { 'a.ts': plugin("fields: { body: { type: 'string', minLength: 20, maxLength: 10 } },") }, /a\.ts: field "body": its minLength 20 is above its maxLength 10, so no text fits/],
+    ['an integer whose minimum is above its maximum', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 1000 }, seats: { type: ['integer', 'null'], minimum: 10, maximum: 1 } },") }, /a\.ts:3:16: field "seats": its minimum 10 is above its maximum 1, so no value fits/],
+    ['a text that holds no character', { 'a.ts': plugin("fields: { body: { type: 'string', maxLength: 0 } },") }, /a\.ts:3:16: field "body": its maxLength 0 holds no text; give it 1 or more/],
+    ['a text whose minLength is above its maxLength', { 'a.ts': plugin("fields: { body: { type: 'string', minLength: 20, maxLength: 10 } },") }, /a\.ts:3:16: field "body": its minLength 20 is above its maxLength 10, so no text fits/],
     ['a default export that is not a plugin', { 'a.ts': 'export default { name: "x" };' }, /a\.ts: the default export must come from defineResource/],
+    // A key the kernel does not know was accepted without a word (a misspelt hook never ran): named, with the nearest known one and the line.
+    ['a misspelt hook', { 'a.ts': plugin('validat: () => [],') }, /a\.ts:3:16: "validat" is not a key it knows: did you mean "validate"\?$/],
+    ['a misspelt key of an event', { 'a.ts': plugin("events: { shipped: { when: () => true, descripton: 'Shipped.' } },") }, /a\.ts:3:16: event "shipped": "descripton" is not a key it knows: did you mean "description"\?$/],
+    ['a misspelt key of an action', { 'a.ts': plugin("actions: { pin: { summary: 'Pin it', handler: () => ({}) } },") }, /a\.ts:3:16: action "pin": "handler" is not a key it knows: did you mean "handle"\?$/],
+    ['a key like none it knows', { 'a.ts': plugin("colour: 'red',") }, /a\.ts:3:16: "colour" is not a key it knows: it knows "name", "path", .* and "beforeWrite"$/],
+    ['a misspelt option of a field helper', { 'a.ts': `import { text } from ${JSON.stringify(path.join(ROOT_DIR, 'src/kernel/fields.js'))};\n${plugin('').replace("fields: { body: { type: 'string', maxLength: 1000 } }", 'fields: { body: text(200, { requird: true }) }')}` }, /a\.ts:7:\d+: text\(200\): "requird" is not an option it knows: did you mean "required"\?$/],
+    ['a name the file does not define', { 'a.ts': plugin('description: txt,') }, /a\.ts:8:\d+: txt is not defined$/],
   ];
   for (const [what, files, message] of cases) {
     it(`refuses ${what}`, async () => {
@@ -59,12 +67,27 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
     });
   }
 
+  it('stops `npm start` and the page build before it with one line each: no stack trace of the build, no npm error blob', async () => {
+    const dir = pluginsDir({ 'broken.ts': plugin('validat: () => [],') });
+    try {
+      const env = { ...process.env, ...backend().env, PLUGINS_DIR: dir, PORT: '0' };
+      for (const args of [['start'], ['run', 'build:web', '--', '--force']]) {
+        const res = await outcomeOf(spawn('npm', args, { cwd: ROOT_DIR, env }));
+        expect(res.code, args.join(' ')).to.equal(1);
+        const said = `${res.stdout}${res.stderr}`.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('> '));
+        expect(said, args.join(' ')).to.deep.equal([`Plugin error: plugin ${path.join(dir, 'broken.ts')}:3:16: "validat" is not a key it knows: did you mean "validate"?`]);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('stops `npm start` with exit 1 and the file in the message', async () => {
     const dir = pluginsDir({ 'broken.ts': plugin("idPrefix: 'Note-',") });
     try {
       const res = await run('src/server.ts', [], { PLUGINS_DIR: dir, PORT: '0' });
       expect(res.code).to.equal(1);
-      expect(res.stderr).to.match(/Plugin error: plugin .*broken\.ts: idPrefix "Note-"/);
+      expect(res.stderr).to.match(/Plugin error: plugin .*broken\.ts:3:16: idPrefix "Note-"/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
