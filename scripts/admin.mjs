@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * `npm run admin -- ...`: the operator's command (src/cli/admin.ts), started fast. Through tsx
  * it cost 2.5 s of CPU a call, most of it compiling and loading a hundred modules; here it runs

@@ -23,22 +23,31 @@ async function refused(args: string[], reason: RegExp): Promise<void> {
 }
 
 describe('the admin command through npm, exactly as the README writes it', () => {
-  const npmAdmin = (args: string[]) => outcomeOf(spawn('npm', ['run', 'admin', '--', ...args], { cwd: ROOT_DIR, env: { ...process.env, ...backend().env } }));
+  const env = () => ({ ...process.env, ...backend().env });
+  const npmAdmin = (args: string[]) => outcomeOf(spawn('npm', ['run', 'admin', '--', ...args], { cwd: ROOT_DIR, env: env() }));
 
-  it('npm run admin -- workspace list --json prints JSON alone on stdout (npm\'s banner goes to stderr)', async () => {
+  it('npx workspace-admin ... --json and npm run --silent admin -- ... --json print JSON alone on stdout, to pipe into jq', async () => {
+    for (const command of [['npx', 'workspace-admin'], ['npm', 'run', '--silent', 'admin', '--']]) {
+      const res = await outcomeOf(spawn(command[0]!, [...command.slice(1), 'workspace', 'list', '--json'], { cwd: ROOT_DIR, env: env() }));
+      expect(res.code, res.stderr).to.equal(0);
+      expect((JSON.parse(res.stdout) as { data: unknown[] }).data, command.join(' ')).to.be.an('array');
+      expect(res.stderr, command.join(' ')).to.equal('');
+    }
+  });
+
+  it('npm run admin -- ... works as npm runs any script: its banner, then the command\'s own output (no repository-wide json=true)', async () => {
     const res = await npmAdmin(['workspace', 'list', '--json']);
     expect(res.code, res.stderr).to.equal(0);
-    const body = JSON.parse(res.stdout) as { data: unknown[] };
-    expect(body.data).to.be.an('array');
-    expect(res.stderr).to.contain('> workspace-api@');
+    expect(res.stdout).to.match(/^\n> workspace-api@[^\n]+ admin\n> node scripts\/admin\.mjs workspace list --json\n\n\{"data":/);
+    expect(fs.existsSync(path.join(ROOT_DIR, '.npmrc')) ? fs.readFileSync(path.join(ROOT_DIR, '.npmrc'), 'utf8') : '').not.to.match(/^\s*json\s*=\s*true/m);
   });
 
   it('runs the bundled command (build/admin-cli.mjs, made from src/), which loads the .ts plugins when a command needs them', async () => {
-    const ws = JSON.parse((await npmAdmin(['workspace', 'create', '--name', 'via npm', '--plan', 'pro', '--json'])).stdout) as { id: string };
+    const ws = JSON.parse((await npmAdmin(['workspace', 'create', '--name', 'via npm', '--plan', 'pro', '--json'])).stdout.replace(/^[^{]*/, '')) as { id: string };
     const res = await npmAdmin(['key', 'create', '--workspace', ws.id, '--name', 'via npm', '--scopes', 'read:deals,write:invoices', '--json']);
     expect(res.code, res.stderr).to.equal(0);
-    expect((JSON.parse(res.stdout) as { scopes: string[] }).scopes).to.deep.equal(['read:deals', 'write:invoices']);
-    expect(res.stderr).to.contain('node scripts/admin.mjs');
+    expect((JSON.parse(res.stdout.replace(/^[^{]*/, '')) as { scopes: string[] }).scopes).to.deep.equal(['read:deals', 'write:invoices']);
+    expect(res.stdout).to.contain('node scripts/admin.mjs');
     expect(fs.existsSync(path.join(ROOT_DIR, 'build', 'admin-cli.mjs'))).to.equal(true);
     const refused = await npmAdmin(['key', 'create', '--workspace', ws.id, '--name', 'bad', '--scopes', 'read:nothing', '--json']);
     expect(refused.code).to.equal(1);
