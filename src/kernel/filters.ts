@@ -33,8 +33,11 @@ export interface OperatorFilter {
 /** The kernel's timestamps filter like a service-set moment. */
 const TIMESTAMP = kindsOf.moment();
 
+/** What a 32-bit integer column holds: a filter past it was a 500 on PostgreSQL (22003, out of range). */
+const INT32 = { minimum: -(2 ** 31), maximum: 2 ** 31 - 1 };
+
 const valueSchema = (fieldKind: FieldKind, description: string): JsonSchema => {
-  if (fieldKind.name === 'integer' || fieldKind.name === 'money') return { type: 'integer', description };
+  if (fieldKind.name === 'integer' || fieldKind.name === 'money') return { type: 'integer', ...(fieldKind.column.type === 'integer' ? INT32 : {}), description };
   if (fieldKind.name === 'date') return { type: 'string', format: 'date', description, examples: ['2027-01-01'] };
   return { type: 'string', format: 'date-time', description: `${description} (RFC 3339; in a URL write + as %2B)`, examples: ['2026-11-21T09:30:00Z'] };
 };

@@ -23,6 +23,43 @@ function withHint(deps: WebhookDeps, message: string): string {
   return deps.config.webhookAllowPrivate ? message : `${message}; ${LOCAL_HINT}`;
 }
 
+/** A URL's scheme, user and password, host (a bracketed IPv6 address or a name), and port, as written. */
+const AUTHORITY = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/i;
+
+/**
+ * The URL, or why it is none, in words: the schema's `uri` format takes a port past 65535 or one
+ * that is not a number (`:8443x`), which URL() then refused with a TypeError (a 500).
+ */
+function parsed(text: string): URL | string {
+  try {
+    return new URL(text);
+  } catch {
+    const [, scheme, host, port] = AUTHORITY.exec(text) ?? [];
+    if (scheme && host === '') return noHost(scheme);
+    if (port !== undefined && !/^[0-9]+$/.test(port)) return `has the port "${port.slice(0, 20)}", which is not a number`;
+    if (port !== undefined && Number(port) > 65_535) return `has the port ${port.length > 10 ? `${port.slice(0, 10)}...` : port}; a port is a number from 1 to 65535`;
+    return 'is not a URL the service can read (scheme://host[:port]/path)';
+  }
+}
+
+/** Why a URL's host cannot be sent to, before any lookup: it has none (nats:///subject was looked up as ""). */
+function hostProblem(url: URL): string | undefined {
+  return bareHost(url) === '' ? noHost(url.protocol) : undefined;
+}
+
+const noHost = (scheme: string) => `has no host: write the server's name or address after ${scheme}//`;
+
+/** What is wrong with a URL that parses, before its host is looked up: the first problem, in words. */
+function urlError(deps: WebhookDeps, target: URL): string | undefined {
+  const scheme = schemeError(target, deps.config.webhookAllowPrivate);
+  if (scheme) return withHint(deps, scheme);
+  if (target.hash) return 'must not have a fragment';
+  const malformed = undecodable(target);
+  if (malformed) return `must write its ${malformed} percent-encoded as UTF-8 (a % followed by two hex digits, each sequence a whole character)`;
+  const transport = transportOf(target.protocol);
+  return (transport === 'nats' ? natsUrlError(target) : transport === 'amqp' ? amqpUrlError(target) : undefined) ?? hostProblem(target);
+}
+
 /**
  * Where a subscription may send and what it may select (API.md section 8): the URL's scheme
  * and the patterns, then (if the scheme is fine) where the URL leads. 422 naming each problem.
@@ -31,15 +68,13 @@ export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: st
   const errors: ErrorItem[] = [];
   let target: URL | undefined;
   if (body.url !== undefined) {
-    target = new URL(body.url);
-    const scheme = schemeError(target, deps.config.webhookAllowPrivate);
-    const malformed = scheme ? undefined : undecodable(target);
-    const transport = transportOf(target.protocol);
-    const destination = malformed ? undefined : transport === 'nats' ? natsUrlError(target) : transport === 'amqp' ? amqpUrlError(target) : undefined;
-    if (scheme) errors.push({ pointer: '/url', message: withHint(deps, scheme) });
-    else if (target.hash) errors.push({ pointer: '/url', message: 'must not have a fragment' });
-    else if (malformed) errors.push({ pointer: '/url', message: `must write its ${malformed} percent-encoded as UTF-8 (a % followed by two hex digits, each sequence a whole character)` });
-    else if (destination) errors.push({ pointer: '/url', message: destination });
+    const url = parsed(body.url);
+    if (typeof url === 'string') errors.push({ pointer: '/url', message: url });
+    else {
+      target = url;
+      const problem = urlError(deps, url);
+      if (problem) errors.push({ pointer: '/url', message: problem });
+    }
   }
   if (body.events !== undefined) errors.push(...patternErrors(body.events, deps.catalog));
   if (errors.length === 0 && target) {

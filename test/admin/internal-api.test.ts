@@ -206,6 +206,9 @@ describe('the administration area: the internal API', () => {
     await problem(await internal(app, '/webhooks', { method: 'POST', cookie: erin.cookie, json: { url: 'http://127.0.0.1:9/', events: ['*'] } }), 403, 'plan_forbids_webhooks');
     const bad = await problem(await internal(app, '/webhooks', { method: 'POST', cookie: alice.cookie, json: { url: 'http://127.0.0.1:9/', events: ['deal.nope'] } }), 422, 'validation_failed');
     expect(bad.errors?.[0]?.message).to.contain('deal.nope');
+    // A port no URL can have was a 500 (TypeError: Invalid URL) behind this door too.
+    const port = await problem(await internal(app, '/webhooks', { method: 'POST', cookie: alice.cookie, json: { url: 'http://127.0.0.1:65536/', events: ['*'] } }), 422, 'validation_failed');
+    expect(port.errors).to.deep.equal([{ pointer: '/url', message: 'has the port 65536; a port is a number from 1 to 65535' }]);
     const made = await internal(app, '/webhooks', { method: 'POST', cookie: alice.cookie, json: { url: 'http://127.0.0.1:9/b', events: ['invoice.paid'] } });
     expect(made.status).to.equal(201);
     const hook = (await made.json()) as { id: string; secret: string };

@@ -180,6 +180,10 @@ describe('list operators: [gt|gte|lt|lte] and [in]', () => {
       ['amount[gte]=1e5', 'amount[gte]', 'plain decimal integer'],
       ['amount[gte]=1234567890123456', 'amount[gte]', 'plain decimal integer of at most 15 digits'],
       ['score[lt]=', 'score[lt]', 'plain decimal integer'],
+      // What a 32-bit column holds, and no more: past it PostgreSQL answered 500 (22003).
+      ['score[gt]=2147483648', 'score[gt]', 'plain decimal integer from -2147483648 to 2147483647, such as 1'],
+      ['score[lte]=999999999999999', 'score[lte]', 'plain decimal integer from -2147483648 to 2147483647'],
+      ['score[gte]=-2147483649', 'score[gte]', 'plain decimal integer from -2147483648 to 2147483647'],
       ['expected_close_date[lt]=2027-13-45', 'expected_close_date[lt]', 'date'],
       ['created_at[gte]=yesterday', 'created_at[gte]', 'RFC 3339'],
       ['amount[gte]=1&amount[gte]=2', 'amount[gte]', ''],
@@ -189,6 +193,11 @@ describe('list operators: [gt|gte|lt|lte] and [in]', () => {
       expect(body.errors?.[0]?.parameter, query).to.equal(parameter);
       expect(body.errors?.[0]?.message, query).to.contain(says).and.contain(`${parameter.split('[')[0]} offers`);
     }
+  });
+
+  it('takes the whole range of a 32-bit column on an integer field, past its declared bounds (a lead\'s score is 0-100)', async () => {
+    for (const query of ['score[gt]=2147483647', 'score[lt]=-2147483648', 'score[gte]=101']) expect(await ids(`/v1/leads?${query}`), query).to.deep.equal([]);
+    expect((await ids('/v1/leads?score[lte]=2147483647')).length).to.be.greaterThan(0);
   });
 
   it('refuses an [in] list that is empty, too long, or holds a value the field cannot have', async () => {

@@ -105,6 +105,30 @@ describe('webhook subscriptions', () => {
     expect(((await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json()) as Sub).url).to.equal('https://hooks.example.com/');
   });
 
+  it('refuses a port no URL can have and a URL without a host, in words and before any lookup, at creation and on update (they were 500s)', async () => {
+    const refused: Array<[string, string]> = [
+      ['https://hooks.example.com:65536/x', 'has the port 65536; a port is a number from 1 to 65535'],
+      ['https://hooks.example.com:99999/x', 'has the port 99999; a port is a number from 1 to 65535'],
+      ['https://hooks.example.com:8443x/x', 'has the port "8443x", which is not a number'],
+      ['nats://hooks.example.com:70000/deals', 'has the port 70000; a port is a number from 1 to 65535'],
+      ['amqp://user:pass@hooks.example.com:99999/events', 'has the port 99999; a port is a number from 1 to 65535'],
+      ['nats:///fz', "has no host: write the server's name or address after nats://"],
+      ['amqp://:4222/events', "has no host: write the server's name or address after amqp://"],
+    ];
+    const looked = dns.queries.length;
+    for (const [url, message] of refused) {
+      const body = await problem(await create({ url, events: ['*'] }), 422, 'validation_failed');
+      expect(body.errors, url).to.deep.equal([{ pointer: '/url', message }]);
+    }
+    expect(dns.queries.slice(looked)).to.deep.equal([]);
+    const sub = (await (await create({ url: 'https://hooks.example.com/', events: ['*'] })).json()) as Sub;
+    for (const url of ['https://hooks.example.com:65536/x', 'nats:///fz']) {
+      const body = await problem(await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { url } }), 422, 'validation_failed');
+      expect(body.errors?.[0]?.pointer).to.equal('/url');
+    }
+    expect(((await (await app.request(`/v1/webhooks/${sub.id}`, { token })).json()) as Sub).url).to.equal('https://hooks.example.com/');
+  });
+
   it('updates url, events, description and enabled; refuses a bad pattern on update', async () => {
     const sub = (await (await create({ url: 'https://hooks.example.com/a', events: ['*'] })).json()) as Sub;
     clock.advance(1000);

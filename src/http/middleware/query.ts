@@ -82,7 +82,7 @@ function integerParameters(schema: unknown): Map<string, IntegerParameter> {
     const minimum = p.minimum ?? Number.MIN_SAFE_INTEGER;
     const maximum = p.maximum ?? Number.MAX_SAFE_INTEGER;
     const range = p.minimum !== undefined && p.maximum !== undefined ? ` from ${minimum} to ${maximum}` : ` of at most ${MAX_DIGITS} digits`;
-    found.set(name, { minimum, maximum, message: `must be a plain decimal integer${range}, such as ${p.minimum ?? 1}` });
+    found.set(name, { minimum, maximum, message: `must be a plain decimal integer${range}, such as ${Math.min(Math.max(1, minimum), maximum)}` });
   }
   return found;
 }
