@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { OPERATOR, recordAudit } from '../audit/log.js';
 import type { AuditContext } from '../common/who.js';
-import { findPlan, liveKeys, RefusedError, whereLive } from '../auth/keys.js';
+import { findPlan, liveKeys, lockWorkspace, RefusedError, whereLive } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
@@ -26,7 +26,7 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
     throw new RefusedError(`unknown plan "${planName}" (plans: ${known.join(', ')})`);
   }
   return transaction(db, async (trx) => {
-    const workspace = (await trx('workspaces').first('id', 'plan').where({ id: workspaceId }).forUpdate()) as { id: string; plan: string } | undefined;
+    const workspace = (await lockWorkspace(trx, workspaceId, ['plan'])) as { id: string; plan: string } | undefined;
     if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
     if (workspace.plan === plan.name) return { id: workspace.id, plan: plan.name, previous: workspace.plan };
     await trx('workspaces').update({ plan: plan.name, updated_at: now }).where({ id: workspaceId });
@@ -42,7 +42,7 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
  */
 export async function setKeyLifetime(db: Knex, workspaceId: string, days: number | null, context: AuditContext = OPERATOR, now = Date.now()): Promise<{ from: number | null; to: number | null }> {
   return transaction(db, async (trx) => {
-    const workspace = (await trx('workspaces').first('id', 'max_key_lifetime_days').where({ id: workspaceId }).forUpdate()) as { id: string; max_key_lifetime_days: number | null } | undefined;
+    const workspace = (await lockWorkspace(trx, workspaceId, ['max_key_lifetime_days'])) as { id: string; max_key_lifetime_days: number | null } | undefined;
     if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
     const from = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
     if (from === days) return { from, to: days };
