@@ -100,6 +100,14 @@ export class KeyLookup {
     return entry && entry.expires > this.clock.now() && entry.version === this.policy.version?.() ? entry.auth : undefined;
   }
 
+  /**
+   * The id of the key this process last knew the token as, however stale: for the request log
+   * alone, when a lookup could not be made (the database away). Never to authenticate with.
+   */
+  lastKnown(token: string): string | undefined {
+    return this.cache.get(token)?.auth?.key.id;
+  }
+
   /** Looks the token up and keeps the answer; the caller asked cached() first. */
   async find(token: string): Promise<AuthContext | null> {
     const now = this.clock.now();

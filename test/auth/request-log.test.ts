@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { listRequests, RequestLog, sweepRequestLog } from '../../src/admin/request-log.js';
 import { dialectOf } from '../../src/db/dialect.js';
 import { indexNames } from '../../src/db/tables.js';
-import { migrationsDatabase } from '../helpers/backend.js';
+import { backend, migrationsDatabase } from '../helpers/backend.js';
+import { startCommitCutter } from '../helpers/db-proxy.js';
 import { internal, person, type Person } from '../helpers/admin.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { failEventInserts } from '../helpers/faults.js';
@@ -358,6 +359,36 @@ describe('REQUEST_LOG=false', () => {
       expect(rows).to.have.length(0);
     } finally {
       await check.close();
+    }
+  });
+});
+
+describe("a key's request log while its database is away", () => {
+  it('holds the 503s answered meanwhile, beside the answers before and after, the key\'s cache entry fresh or past its time', async function () {
+    if (backend().kind === 'embedded') this.skip();
+    const cutter = await startCommitCutter(backend().env.DATABASE_URL!);
+    const clock = manualClock(Date.now());
+    const app = await startApp({ clock, env: { DATABASE_URL: cutter.url } });
+    try {
+      const made = await app.workspaceWithKey({ scopes: ['read:deals'] });
+      const status = async () => (await app.request('/v1/deals?limit=1', { token: made.token })).status;
+      expect(await status()).to.equal(200);
+      cutter.refuse = true;
+      cutter.dropAll();
+      const during: number[] = [];
+      // The first with the key still cached (the list fails), the next two once the cache entry is stale (the lookup fails).
+      during.push(await status());
+      clock.advance(120_000);
+      for (let i = 0; i < 2; i++) during.push(await status());
+      expect(during).to.deep.equal([503, 503, 503]);
+      cutter.refuse = false;
+      await waitFor(async () => (await status()) === 200, 15_000, 'the database back');
+      await waitFor(async () => Number((await app.deps.db('key_requests').where({ key_id: made.keyId }).count({ n: '*' }).first())?.n) === 5, 10_000, 'every answer logged');
+      const rows = (await app.deps.db('key_requests').where({ key_id: made.keyId }).select('status', 'error_code')) as Array<{ status: number; error_code: string | null }>;
+      expect(rows.map((r) => `${Number(r.status)} ${r.error_code ?? ''}`).sort()).to.deep.equal(['200 ', '200 ', '503 unavailable', '503 unavailable', '503 unavailable']);
+    } finally {
+      await app.close();
+      await cutter.close();
     }
   });
 });

@@ -45,7 +45,13 @@ export function authenticate(options: AuthenticateOptions) {
     if (auth === undefined) {
       const malformed = malformedToken(token);
       if (malformed) throw invalidToken(malformed);
-      auth = await lookup.find(token);
+      try {
+        auth = await lookup.find(token);
+      } catch (err) {
+        // The database is away: the answer (503) still goes in the key's log, if this process knew the key.
+        ctx.state.refusedKey = lookup.lastKnown(token);
+        throw err;
+      }
     }
     if (!auth || lookup.ended(auth)) return refuse(ctx, 'The token is unknown or revoked.');
     if (lookup.expired(auth)) {

@@ -15,7 +15,11 @@ export interface AppState {
   route?: string;
   /** The `code` of the problem answered, set by the error renderer (for the request log). */
   errorCode?: string;
-  /** A key that was identified and then refused (expired, or from an address its allowlist lacks): its id, for its request log. */
+  /**
+   * A key that was identified and then refused (expired, or from an address its allowlist
+   * lacks), or whose lookup failed while the database was away (known from this process's
+   * cache): its id, for its request log.
+   */
   refusedKey?: string;
   /** The JSON body after validation against the route's schema. */
   body?: Record<string, unknown>;
