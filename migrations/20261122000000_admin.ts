@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The administration area (API.md section 10): the people who sign in, their sessions, failed
+ * The administration area (docs/reference.md section 10): the people who sign in, their sessions, failed
  * sign-ins (for throttling), the audit log, and who made each key.
  */
 export async function up(knex: Knex): Promise<void> {

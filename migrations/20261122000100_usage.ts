@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Usage metering (API.md section 10): the public API's answers per key and UTC hour, by
+ * Usage metering (docs/reference.md section 10): the public API's answers per key and UTC hour, by
  * outcome. Written in batches by each server process (admin/usage.ts), kept 30 days.
  */
 export async function up(knex: Knex): Promise<void> {

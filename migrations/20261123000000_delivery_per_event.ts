@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * One delivery per subscription and event (API.md section 11, recovery): the fan-out makes at
+ * One delivery per subscription and event (docs/reference.md section 11, recovery): the fan-out makes at
  * most one and recovery adds the missing ones, so no event can reach a subscription twice
  * through two rows. Also the index recovery looks a delivery up by.
  */

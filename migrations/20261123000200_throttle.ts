@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Per-subscription throughput (API.md section 11): `max_deliveries_per_second`, and the token
+ * Per-subscription throughput (docs/reference.md section 11): `max_deliveries_per_second`, and the token
  * buckets the workers share when there is no Redis (webhooks/throttle.ts).
  */
 export async function up(knex: Knex): Promise<void> {

@@ -3,7 +3,7 @@ import { dialectOf } from '../src/db/dialect.js';
 import type { Keyring } from '../src/secrets/keyring.js';
 
 /**
- * Webhook secrets encrypted at rest (API.md section 12): the columns widen for sealed values
+ * Webhook secrets encrypted at rest (docs/reference.md section 12): the columns widen for sealed values
  * (`enc:v1:<key id>:...`, about 120 characters; SQLite does not hold VARCHAR lengths), and every
  * secret still in clear is sealed under the newest key of SECRET_KEYS, which the migration
  * receives from the entry point that runs it (db/migrate.ts).

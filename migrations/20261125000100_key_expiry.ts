@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Keys that expire (API.md section 15): a key's `expires_at` (null: it lives until revoked), and
+ * Keys that expire (docs/reference.md section 15): a key's `expires_at` (null: it lives until revoked), and
  * a workspace's `max_key_lifetime_days` (null: no policy), within which every new key must
  * expire.
  */

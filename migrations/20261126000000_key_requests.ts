@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { dialectOf } from '../src/db/dialect.js';
 
 /**
- * The request log of each key (API.md section 15), written in batches by each server process
+ * The request log of each key (docs/reference.md section 15), written in batches by each server process
  * (admin/request-log.ts) and kept RETENTION_DAYS:
  * - `key_requests`: one row per request made with a key, stored in the order a key's log is
  *   read (the primary key (key_id, at, id): newest first is a walk backwards), with one more

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Every object's `version` (API.md section 16): 1 on create, one more with each change.
+ * Every object's `version` (docs/reference.md section 16): 1 on create, one more with each change.
  * The shipped resources' tables get it here, existing rows at version 1 (tables made since by
  * createResourceTable have it already). A drop-in plugin's table gets it from
  * `npm run migrate:make`, which start-up names when it is missing.

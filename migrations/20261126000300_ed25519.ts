@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * How a subscription's deliveries are signed (API.md section 16): `hmac` (as until now) or
+ * How a subscription's deliveries are signed (docs/reference.md section 16): `hmac` (as until now) or
  * `ed25519`, whose private key is kept sealed in `secret` like an HMAC secret, and whose public
  * key (`whpk_...`, nothing secret) is kept beside it to be shown.
  */

@@ -14,7 +14,7 @@ import { HOUR_MS } from './usage.js';
 import { requireSinceBeforeUntil } from '../common/window.js';
 import { epochMsOf } from '../common/rfc3339.js';
 
-/** One request made with a key, as the request log keeps it (API.md section 15). */
+/** One request made with a key, as the request log keeps it (docs/reference.md section 15). */
 export interface RequestEntry {
   keyId: string;
   /** Tells apart the requests of one key in one millisecond (see RequestLog). */

@@ -64,7 +64,7 @@ const tooMany = (detail: string, waitMs: number) => {
 /**
  * Refuses a sign-in while its address has failed too often lately (for any email, so for this
  * one too), or while the email is being guessed from many addresses and this address is one
- * that has failed (API.md section 10); says when to try again. An address without failures is
+ * that has failed (docs/reference.md section 10); says when to try again. An address without failures is
  * never refused: the owner of an email under attack still signs in.
  */
 async function throttle(db: Knex, ip: string, email: string, now: number): Promise<void> {

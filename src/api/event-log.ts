@@ -13,7 +13,7 @@ import { epochMsOf } from '../common/rfc3339.js';
 const JSON_TEXT = 'application/json; charset=utf-8';
 
 /**
- * The event log (API.md section 11): the workspace's events, each exactly as it was signed and
+ * The event log (docs/reference.md section 11): the workspace's events, each exactly as it was signed and
  * delivered, narrowed to the resources the key may read (`read:deals` sees `deal.*`).
  */
 export function eventLogRoutes(registry: Registry, retentionDays: number): Route[] {

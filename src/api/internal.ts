@@ -16,7 +16,7 @@ import { webhookRoutes } from './webhooks.js';
 export const INTERNAL_BASE = '/internal/v1';
 
 /**
- * The internal API of the administration area (API.md section 10), under /internal/v1: a
+ * The internal API of the administration area (docs/reference.md section 10), under /internal/v1: a
  * signed-in person's session, never an API key. Reads are open to every user of the workspace;
  * changes need the admin role. Keys and webhooks go through the very functions the admin
  * command and the public API use.

@@ -28,7 +28,7 @@ const sessionBody = (input: RouteInput) => {
   return { user, workspace };
 };
 
-/** Signing in and out of the administration area (API.md section 10). */
+/** Signing in and out of the administration area (docs/reference.md section 10). */
 export function sessionRoutes(): Route[] {
   // Ready before the first sign-in with an unknown email, whose answer must take no longer than another's.
   void dummyHash();

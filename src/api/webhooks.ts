@@ -36,7 +36,7 @@ export const PUBLIC_BASE = '/v1';
 export const PUBLIC_WEBHOOKS: WebhookDoor = { base: PUBLIC_BASE, read: WEBHOOKS_SCOPE, change: WEBHOOKS_SCOPE, refused: 'insufficient_scope' };
 
 /**
- * The subscription API (API.md section 8): one set of routes over one set of services, mounted
+ * The subscription API (docs/reference.md section 8): one set of routes over one set of services, mounted
  * behind both doors (the public API with a key, the internal one with a session).
  */
 export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEBHOOKS): Route[] {

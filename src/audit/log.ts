@@ -10,7 +10,7 @@ export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, lab
 /** The service acting on its own (a webhook disabled after 410 or five failing days). */
 export const SYSTEM: AuditContext = { actor: { type: 'system', id: null, label: 'Workspace API' }, ip: null };
 
-/** Every action the log records (API.md section 10). */
+/** Every action the log records (docs/reference.md section 10). */
 export const AUDIT_ACTIONS = [
   'key.created',
   'key.revoked',

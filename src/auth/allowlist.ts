@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * A key's IP allowlist (API.md section 15): up to 20 IPv4 or IPv6 addresses or CIDR ranges. A
+ * A key's IP allowlist (docs/reference.md section 15): up to 20 IPv4 or IPv6 addresses or CIDR ranges. A
  * request from any other client address (as TRUST_PROXY says) is 403 ip_not_allowed. An
  * IPv4-mapped IPv6 address (::ffff:203.0.113.7, as a dual-stack socket reports IPv4 clients)
  * is matched as the IPv4 address it is.

@@ -296,7 +296,7 @@ function toKey(r: Record<string, unknown>): KeyRecord {
   };
 }
 
-/** A key as the administration area shows it (API.md section 10): its workspace is the caller's own. */
+/** A key as the administration area shows it (docs/reference.md section 10): its workspace is the caller's own. */
 export function keyView(key: KeyRecord) {
   const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
   return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };

@@ -286,7 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
     /** How often each server writes the usage it counted (the most a killed process loses). */
     usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
-    /** Whether each key's requests are logged (REQUEST_LOG, default true; API.md section 15), kept as long as events. */
+    /** Whether each key's requests are logged (REQUEST_LOG, default true; docs/reference.md section 15), kept as long as events. */
     requestLog: boolean(env, 'REQUEST_LOG', true),
     /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
     retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,

@@ -4,7 +4,7 @@ import { MAX_BODY_BYTES } from './wire.js';
 /**
  * The one table of stable error codes. Clients branch on `code`; the status follows from it,
  * and the title is the status phrase, as RFC 9457 asks of a problem whose type is about:blank.
- * `when` is what the code means to a client, in the words of API.md section 4 (the documents
+ * `when` is what the code means to a client, in the words of docs/reference.md section 4 (the documents
  * state it for each error answer).
  */
 export const ERROR_CODES = {

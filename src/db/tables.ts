@@ -3,7 +3,7 @@ import { dialectOf, isMysql } from './dialect.js';
 
 /**
  * Creates a resource table with what the kernel needs: id, workspace_id, created_at and
- * updated_at (epoch milliseconds), version (API.md section 16), one keyset index per sort, and one per filter (so a filtered
+ * updated_at (epoch milliseconds), version (docs/reference.md section 16), one keyset index per sort, and one per filter (so a filtered
  * list walks an index too). `columns` adds the plugin's own fields.
  */
 export async function createResourceTable(

@@ -2,7 +2,7 @@ import type { ErrorItem } from '../common/errors.js';
 import type { EventInfo } from './catalog.js';
 
 /**
- * Subscription patterns (API.md section 8): an exact event name of the catalog, `*`, or
+ * Subscription patterns (docs/reference.md section 8): an exact event name of the catalog, `*`, or
  * `<resource>.*` for a resource of the catalog (`deal.*`).
  */
 export function patternErrors(patterns: readonly string[], catalog: readonly EventInfo[], pointer = '/events'): ErrorItem[] {

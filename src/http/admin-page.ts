@@ -4,7 +4,7 @@ import { extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Ctx } from './middleware/context.js';
 
-/** Where the Developer page is served (API.md section 10). */
+/** Where the Developer page is served (docs/reference.md section 10). */
 export const ADMIN_PAGE_BASE = '/admin';
 
 /** What `npm run build:web` writes (and `npm start` runs first). */

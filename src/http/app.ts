@@ -36,7 +36,7 @@ export interface App {
   koa: Koa<AppState, AppContext>;
   /** Every route of the public API, for tests that hold its OpenAPI document to them. */
   router: Router<AppState, AppContext>;
-  /** Every route of the internal API (API.md section 10). */
+  /** Every route of the internal API (docs/reference.md section 10). */
   internalRouter: Router<AppState, AppContext>;
   /** Stops its timers and writes the usage counted and the requests logged so far. */
   close(): Promise<void>;
@@ -79,7 +79,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   mount(internalRouter, internal, apiDeps);
   const publicOperations = new Set(internal.routes.filter((r) => r.access === 'public').map((r) => `${r.method.toUpperCase()} ${internal.base}${r.path}`));
 
-  // The public API's path (API.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
+  // The public API's path (docs/reference.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const publicChain = inOrder([
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),

@@ -4,7 +4,7 @@ import { pendingMigrations } from '../db/migrate.js';
 import type { Redis } from '../db/redis.js';
 import type { Ctx } from './middleware/context.js';
 
-/** The probes (API.md section 12): outside /v1, no key, counted against no limit. */
+/** The probes (docs/reference.md section 12): outside /v1, no key, counted against no limit. */
 export const PROBE_PATHS = new Set(['/livez', '/readyz']);
 
 /** A check that has not answered by then counts as failing: a probe must answer quickly. */

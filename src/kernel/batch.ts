@@ -10,7 +10,7 @@ import { checkInitialState } from './state.js';
 import type { ResourceStore } from './store.js';
 import type { WriteDeps } from './writes.js';
 
-/** The most objects one batch creates (API.md section 14). */
+/** The most objects one batch creates (docs/reference.md section 14). */
 export const MAX_BATCH = 100;
 
 /** An item's refusal as the batch's: the detail says which item, each pointer starts with /data/<i>. */

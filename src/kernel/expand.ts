@@ -5,7 +5,7 @@ import type { FieldKind } from './kinds.js';
 import type { ResourceStore } from './store.js';
 
 /**
- * `expand=client` (API.md section 14): the object a `ref` field names, beside its id
+ * `expand=client` (docs/reference.md section 14): the object a `ref` field names, beside its id
  * (`client_id` and `client`), null when the id is null or names nothing any more. A reference
  * is expandable when its field is named `<name>_id`; the key needs the read scope of the
  * resource it names. A page expands with one query per expanded field, never one per row.

@@ -2,7 +2,7 @@ import type { JsonSchema, Resource } from './define.js';
 import { kinds as kindsOf, type FieldKind, type FilterOperator } from './kinds.js';
 
 /**
- * The operators of a list (API.md section 14), derived from the fields' kinds: what a plugin
+ * The operators of a list (docs/reference.md section 14), derived from the fields' kinds: what a plugin
  * gets by declaring its fields. `field[gt|gte|lt|lte]=v` on integer, money, date and datetime
  * fields and on created_at and updated_at; `field[in]=a,b,c` (1-50 values) on states, refs,
  * email, and text declared filterable (list.filters); `field=v`, equality, on the declared

@@ -7,7 +7,7 @@ import type { Tx } from '../db/tx.js';
 import { ApiError } from '../common/errors.js';
 import { args, named, param, preparedOnce } from '../db/prepared.js';
 
-/** How long the first answer to a POST is remembered (API.md section 6). */
+/** How long the first answer to a POST is remembered (docs/reference.md section 6). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

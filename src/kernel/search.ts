@@ -3,7 +3,7 @@ import type { JsonSchema, Resource, Row } from './define.js';
 import type { FieldKind } from './kinds.js';
 
 /**
- * Search (API.md section 14): `q=<words>` finds the objects where every word is the start of a
+ * Search (docs/reference.md section 14): `q=<words>` finds the objects where every word is the start of a
  * word of their searchable fields (those whose kind says so: email, and text declared
  * `searchable`), whatever the case and accents. The words of each object are kept in one
  * table of the kernel's, `search_terms` (workspace, resource, term, object), written in the

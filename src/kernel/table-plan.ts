@@ -55,7 +55,7 @@ export const KERNEL_TIMES: readonly NamedColumn[] = [
   { name: 'created_at', column: { type: 'bigInteger', nullable: false } },
   { name: 'updated_at', column: { type: 'bigInteger', nullable: false } },
 ];
-/** The object's version (API.md section 16), after the times; rows stored before it had one are at version 1. */
+/** The object's version (docs/reference.md section 16), after the times; rows stored before it had one are at version 1. */
 export const KERNEL_VERSION: NamedColumn = { name: 'version', column: { type: 'integer', nullable: false } };
 export const VERSION_DEFAULT = 1;
 

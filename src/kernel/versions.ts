@@ -1,7 +1,7 @@
 import { ApiError } from '../common/errors.js';
 
 /**
- * Optimistic concurrency (API.md section 16): every object carries `version` (1 on create, +1
+ * Optimistic concurrency (docs/reference.md section 16): every object carries `version` (1 on create, +1
  * per update, in the write's transaction); GET answers it as `ETag: "<version>"`, and PATCH and
  * DELETE take `If-Match` with that tag. The check runs after the row is locked, so of two
  * writes sent with the same version exactly one wins.

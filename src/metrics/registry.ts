@@ -4,7 +4,7 @@ import { asNumber } from '../db/decode.js';
 import type { Redis } from '../db/redis.js';
 
 /**
- * The Prometheus series of one process (API.md section 12), in a registry of its own. Label
+ * The Prometheus series of one process (docs/reference.md section 12), in a registry of its own. Label
  * values are bounded: route templates (never raw paths or ids), methods, statuses, outcomes.
  * What is read from the database (deliveries due, their age, events awaiting fan-out) is read
  * at scrape time, with two indexed queries.

@@ -39,7 +39,7 @@ export const SIGN_IN_SCHEMA: JsonSchema = {
   properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
 };
 
-/** The internal API's own schemas (API.md section 10); webhooks reuse the public ones. */
+/** The internal API's own schemas (docs/reference.md section 10); webhooks reuse the public ones. */
 export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   SignIn: SIGN_IN_SCHEMA,
   EventTypeList: obj({

@@ -20,7 +20,7 @@ export const HEADERS: Record<string, JsonSchema> = {
 
 export const header = (name: string): JsonSchema => ({ $ref: `#/components/headers/${name}` });
 
-/** Headers on every answer to an authenticated request (API.md section 2). */
+/** Headers on every answer to an authenticated request (docs/reference.md section 2). */
 export function authenticatedHeaders(): Record<string, JsonSchema> {
   return { 'X-Request-Id': header('X-Request-Id'), 'X-RateLimit-Limit': header('X-RateLimit-Limit'), 'X-RateLimit-Remaining': header('X-RateLimit-Remaining'), 'X-RateLimit-Reset': header('X-RateLimit-Reset') };
 }

@@ -1,4 +1,4 @@
-/** Every limit of this service is a sliding window of 60 seconds (API.md section 3). */
+/** Every limit of this service is a sliding window of 60 seconds (docs/reference.md section 3). */
 export const WINDOW_MS = 60_000;
 
 export interface WindowResult {

@@ -6,7 +6,7 @@ import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
- * RabbitMQ destinations (API.md section 16): `amqp://user:pass@host:port/<exchange>` (on the
+ * RabbitMQ destinations (docs/reference.md section 16): `amqp://user:pass@host:port/<exchange>` (on the
  * vhost `/`) or `amqp://user:pass@host:port/<vhost>/<exchange>` (as managed brokers give each
  * customer a vhost of its own; `%2F` writes `/` in it), or
  * `amqps://` for AMQP over TLS (the broker's certificate checked against the URL's host, as

@@ -133,7 +133,7 @@ async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, delive
     .select('attempt', 'started_at', 'duration_ms', 'response_status', 'response_excerpt', 'error')
     .where({ delivery_id: row.id })
     .orderBy([{ column: 'attempt', order: 'desc' }, { column: 'id', order: 'desc' }])) as Array<Record<string, unknown>>;
-  // API.md section 11: here `attempts` is the list itself (its length is the count the log shows).
+  // docs/reference.md section 11: here `attempts` is the list itself (its length is the count the log shows).
   return {
     ...toDelivery(row),
     attempts: attempts.map((a) => ({

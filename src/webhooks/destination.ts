@@ -61,7 +61,7 @@ function urlError(deps: WebhookDeps, target: URL): string | undefined {
 }
 
 /**
- * Where a subscription may send and what it may select (API.md section 8): the URL's scheme
+ * Where a subscription may send and what it may select (docs/reference.md section 8): the URL's scheme
  * and the patterns, then (if the scheme is fine) where the URL leads. 422 naming each problem.
  */
 export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: string; events?: string[] }): Promise<void> {

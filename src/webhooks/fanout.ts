@@ -19,7 +19,7 @@ const INSERT_CHUNK = 500;
  */
 export async function fanOut(db: Knex, now: number, batch: number, retries: number): Promise<{ events: number; deliveries: number }> {
   return transaction(db, async (trx) => {
-    // Ids are made in time order: the oldest waiting come first (API.md section 8 promises no order).
+    // Ids are made in time order: the oldest waiting come first (docs/reference.md section 8 promises no order).
     // created_at as the driver gives it back (a string from MySQL's bigint): read with asNumber.
     const taken = (await takeQueued(trx, { table: 'events_pending', key: 'event_id', columns: PENDING_COLUMNS, limit: batch })) as Array<Omit<PendingEntry, 'created_at'> & { created_at: number | string }>;
     if (taken.length === 0) return { events: 0, deliveries: 0 };

@@ -6,7 +6,7 @@ import { signatureHeader } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
- * NATS destinations (API.md section 16): `nats://host:port/<subject>`, or `tls://` for a server
+ * NATS destinations (docs/reference.md section 16): `nats://host:port/<subject>`, or `tls://` for a server
  * that takes clients over TLS (NATS's own spelling; the certificate is checked against the
  * URL's host, as for https), each delivery published
  * to JetStream with the event as its body and the Standard Webhooks headers as message headers,

@@ -4,7 +4,7 @@ import { pendingEntry } from '../kernel/outbox.js';
 import { subscriptionEvent, type SubscriptionRow } from './subscriptions.js';
 
 /**
- * The service's own events about a workspace's subscriptions (API.md section 16), written in
+ * The service's own events about a workspace's subscriptions (docs/reference.md section 16), written in
  * the transaction that records what caused them, and fanned out like any other event to the
  * workspace's subscriptions that select them (never to the subscription they are about):
  * - `webhook.failing`: at least FAILING_SHARE of a subscription's last FAILING_WINDOW attempted

@@ -1,5 +1,5 @@
 /**
- * What a subscription's deliveries carry (API.md section 16): `full`, the event as stored (the
+ * What a subscription's deliveries carry (docs/reference.md section 16): `full`, the event as stored (the
  * object whole, and the changed fields' previous values), or `thin`, the event with its object
  * cut to `{ id, version }`, for a consumer that fetches the object itself (and never holds a
  * copy of its fields it did not ask for).

@@ -7,7 +7,7 @@ import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';
 import { emitAbout, reportFailing } from './operational.js';
 
-/** Five days in which every attempt failed disable a subscription (API.md section 8). */
+/** Five days in which every attempt failed disable a subscription (docs/reference.md section 8). */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 
 export interface Finished {

@@ -13,7 +13,7 @@ import { epochMsOf } from '../common/rfc3339.js';
 const RECOVER_BATCH = 1000;
 
 /**
- * Sends a subscription what it missed in [since, until) (API.md section 11): its failed
+ * Sends a subscription what it missed in [since, until) (docs/reference.md section 11): its failed
  * deliveries of the window are due again with a full retry schedule, and every event of the
  * window that it selects (written after it existed, already fanned out) but has no delivery
  * for, because it was disabled then, gets one. The event id is the `webhook-id`, so a
@@ -57,7 +57,7 @@ async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window
   return failed + added;
 }
 
-/** API.md section 11: what the subscription missed in the window, sent (again). */
+/** docs/reference.md section 11: what the subscription missed in the window, sent (again). */
 export async function recoverWebhook(deps: WebhookDeps, who: Who, id: string, body: { since: string; until?: string }) {
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   await requireWebhookPlan(deps.db, who.workspace);

@@ -1,4 +1,4 @@
-/** The retry schedule (API.md section 8): the configured delays with ±20% jitter. */
+/** The retry schedule (docs/reference.md section 8): the configured delays with ±20% jitter. */
 export function retryDelayMs(delaysSeconds: readonly number[], failedAttempts: number, random: () => number = Math.random): number {
   const base = delaysSeconds[Math.min(Math.max(failedAttempts - 1, 0), delaysSeconds.length - 1)] ?? 0;
   return Math.round(base * 1000 * (0.8 + 0.4 * random()));

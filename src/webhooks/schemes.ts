@@ -1,7 +1,7 @@
 import { inWords } from '../common/words.js';
 
 /**
- * The schemes a subscription's URL may have, each with the transport that delivers to it (API.md
+ * The schemes a subscription's URL may have, each with the transport that delivers to it (docs/reference.md
  * sections 8 and 16), said once for the checks of a URL, the sealing of its credentials and the
  * worker that sends. `http:` is taken only where private destinations are (development).
  */

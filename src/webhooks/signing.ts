@@ -6,7 +6,7 @@ import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, ran
  *   HMAC-SHA256>`, keyed with the decoded secret;
  * - `ed25519`: a private key `whsk_` + base64 of its 32-byte seed, kept sealed like a secret
  *   and never shown, and `v1a,<base64 Ed25519 signature>`; receivers verify with the public
- *   key `whpk_` + base64 of its 32 bytes, which the subscription shows (API.md section 16).
+ *   key `whpk_` + base64 of its 32 bytes, which the subscription shows (docs/reference.md section 16).
  */
 export const SIGNATURES = ['hmac', 'ed25519'] as const;
 export type SignatureKind = (typeof SIGNATURES)[number];

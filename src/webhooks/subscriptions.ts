@@ -21,7 +21,7 @@ import { checkSubscriptionInput } from './destination.js';
 import type { Resolve } from './ssrf.js';
 
 /**
- * What the subscription operations of API.md section 8 work with. They take (deps, who, input),
+ * What the subscription operations of docs/reference.md section 8 work with. They take (deps, who, input),
  * return what clients see or throw ApiError, and never see HTTP: both doors (the public API
  * with a key, the internal one with a session) call them.
  */

@@ -43,7 +43,7 @@ describe('IP allowlists (auth/allowlist.ts)', () => {
   });
 });
 
-/** API.md section 15: a key used from elsewhere than its allowlist is 403 ip_not_allowed. */
+/** docs/reference.md section 15: a key used from elsewhere than its allowlist is 403 ip_not_allowed. */
 describe('a key with allowed_ips, over HTTP', () => {
   let app: TestApp;
   let direct: TestApp;

@@ -6,7 +6,7 @@ import { problem } from '../helpers/problem.js';
 type Json = Record<string, unknown>;
 const DAY = 24 * 3600 * 1000;
 
-/** API.md section 15: keys that expire, and a workspace's longest key lifetime. */
+/** docs/reference.md section 15: keys that expire, and a workspace's longest key lifetime. */
 describe('key expiry and the workspace key lifetime', () => {
   const clock = manualClock(Date.UTC(2026, 10, 1, 9, 0, 0));
   let app: TestApp;

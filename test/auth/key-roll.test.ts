@@ -18,7 +18,7 @@ interface Key {
   replaces?: { id: string; revoked_at: string };
 }
 
-/** API.md section 15: rolling a key, with and without an overlap, seen by two server processes. */
+/** docs/reference.md section 15: rolling a key, with and without an overlap, seen by two server processes. */
 describe('rolling a key', () => {
   let app: TestApp;
   let other: ServerProcess;

@@ -55,7 +55,7 @@ async function logged(app: TestApp, who: Person, keyId: string, count: number): 
   return entries;
 }
 
-/** API.md section 15: every request made with a key is in its log. */
+/** docs/reference.md section 15: every request made with a key is in its log. */
 describe("a key's request log (GET /internal/v1/keys/{id}/requests)", () => {
   let app: TestApp;
   let alice: Person;

@@ -4,7 +4,7 @@ import { generateToken, hashToken } from '../../src/auth/tokens.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 
-/** API.md section 15: tokens end in a checksum; a malformed one costs no I/O. */
+/** docs/reference.md section 15: tokens end in a checksum; a malformed one costs no I/O. */
 describe('token checksums', () => {
   let app: TestApp;
   let token: string;

@@ -4,7 +4,7 @@ import type { Row } from '../../src/kernel/define.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 
-/** API.md section 14: POST /v1/<path>/batch, all or none. */
+/** docs/reference.md section 14: POST /v1/<path>/batch, all or none. */
 describe('batch create', () => {
   let app: TestApp;
   let token: string;

@@ -9,7 +9,7 @@ interface Page {
   next_cursor: string | null;
 }
 
-/** API.md section 14: expand=<reference> on get and list. */
+/** docs/reference.md section 14: expand=<reference> on get and list. */
 describe('expand', () => {
   let app: TestApp;
   let token: string;

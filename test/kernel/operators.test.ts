@@ -11,7 +11,7 @@ interface Page {
 
 const DAY = 24 * 3600 * 1000;
 
-/** API.md section 14: operators on every list, from the fields' kinds. */
+/** docs/reference.md section 14: operators on every list, from the fields' kinds. */
 describe('list operators: [gt|gte|lt|lte] and [in]', () => {
   const clock = manualClock(Date.UTC(2026, 5, 1));
   let app: TestApp;

@@ -18,7 +18,7 @@ interface Page {
 
 const SCOPES = ['read:deals', 'write:deals', 'read:clients', 'write:clients', 'read:leads', 'write:leads', 'read:invoices', 'write:invoices', 'read:proposals', 'write:proposals'];
 
-/** API.md section 14: `q=` on every list with searchable fields. */
+/** docs/reference.md section 14: `q=` on every list with searchable fields. */
 describe('search: q= on lists', () => {
   const clock = manualClock(Date.UTC(2026, 5, 1));
   let app: TestApp;

@@ -4,7 +4,7 @@ import { problem } from '../helpers/problem.js';
 
 type Obj = Record<string, unknown> & { id: string };
 
-/** The machines as API.md section 6 states them, written out here rather than read from the plugins. */
+/** The machines as docs/reference.md section 6 states them, written out here rather than read from the plugins. */
 const MACHINES = {
   invoices: {
     field: 'status',

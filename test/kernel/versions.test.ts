@@ -32,7 +32,7 @@ describe('If-Match, read (kernel/versions.ts)', () => {
   });
 });
 
-/** API.md section 16: every object carries a version; If-Match makes a change conditional on it. */
+/** docs/reference.md section 16: every object carries a version; If-Match makes a change conditional on it. */
 describe('versions and If-Match, over HTTP', () => {
   let app: TestApp;
   let token: string;

@@ -16,7 +16,7 @@ const BROKER = 'amqp://guest:guest@127.0.0.1:5672';
 
 type Sub = { id: string; secret: string; url: string };
 
-/** API.md section 16: amqp://user:pass@host:port/<exchange> destinations, against the real RabbitMQ (publisher confirms). */
+/** docs/reference.md section 16: amqp://user:pass@host:port/<exchange> destinations, against the real RabbitMQ (publisher confirms). */
 describe('RabbitMQ destinations (the broker on 127.0.0.1:5672)', () => {
   let app: TestApp;
   let worker: Worker;

@@ -29,7 +29,7 @@ describe('Ed25519 signing keys (webhooks/signing.ts)', () => {
   });
 });
 
-/** API.md section 16: signature "ed25519", v1a signatures, a whpk_ public key, rotation with overlap. */
+/** docs/reference.md section 16: signature "ed25519", v1a signatures, a whpk_ public key, rotation with overlap. */
 describe('ed25519 subscriptions, delivered (a worker, a real receiver)', () => {
   let app: TestApp;
   let worker: Worker;

@@ -25,7 +25,7 @@ async function lastEvent(nc: NatsConnection, stream: string, subject: string, se
   return { event: verified(secret, { at: Date.now(), path: subject, headers, body, id: headers['webhook-id']! }), body, headers };
 }
 
-/** API.md section 16: nats://host:port/<subject> destinations, against the real NATS server (JetStream). */
+/** docs/reference.md section 16: nats://host:port/<subject> destinations, against the real NATS server (JetStream). */
 describe('NATS destinations (JetStream, the server on 127.0.0.1:4222)', () => {
   let app: TestApp;
   let worker: Worker;

@@ -10,7 +10,7 @@ const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '30', WEBHOO
 type Sub = { id: string; secret: string; enabled: boolean; disabled_reason: string | null; failing_since: string | null; failing_reported_at: string | null };
 type Event = { id: string; type: string; data: { object: Sub & { url: string } } };
 
-/** API.md section 16: webhook.failing and webhook.disabled, events of the catalog about subscriptions. */
+/** docs/reference.md section 16: webhook.failing and webhook.disabled, events of the catalog about subscriptions. */
 describe('operational events: webhook.failing and webhook.disabled', () => {
   let app: TestApp;
   let worker: Worker;

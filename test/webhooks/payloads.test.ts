@@ -21,7 +21,7 @@ describe('thin payloads (webhooks/payloads.ts)', () => {
   });
 });
 
-/** API.md section 16: a subscription with payload "thin" gets `data.object` = { id, version }. */
+/** docs/reference.md section 16: a subscription with payload "thin" gets `data.object` = { id, version }. */
 describe('payload: "thin" subscriptions, delivered (a worker, a real receiver)', () => {
   let app: TestApp;
   let worker: Worker;

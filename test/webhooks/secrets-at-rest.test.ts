@@ -15,7 +15,7 @@ import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * Webhook secrets at rest (API.md section 12): sealed with AES-256-GCM under SECRET_KEYS,
+ * Webhook secrets at rest (docs/reference.md section 12): sealed with AES-256-GCM under SECRET_KEYS,
  * tried through real server processes, the admin command and a look at the rows themselves.
  */
 describe('webhook secrets encrypted at rest (SECRET_KEYS)', function () {

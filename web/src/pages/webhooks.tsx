@@ -297,7 +297,7 @@ function utcInput(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16);
 }
 
-/** Recovery (API.md section 11): what failed or was missed while disabled, since a moment, sent again. */
+/** Recovery (docs/reference.md section 11): what failed or was missed while disabled, since a moment, sent again. */
 function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: boolean; busy: boolean; run: (action: () => Promise<string | null>) => Promise<void>; onDone: () => void }) {
   const [since, setSince] = useState(() => utcInput(Date.now() - 24 * 3_600_000));
   return (
