@@ -7,6 +7,7 @@ import { migrateCreating } from '../db/create.js';
 import { migrationName, migrationText, summary } from '../kernel/migration-text.js';
 import { planTable } from '../kernel/table-plan.js';
 import { columnProblems } from '../kernel/columns.js';
+import { parseRenames, settleRenames } from '../kernel/renames.js';
 import { loadKeyring } from '../secrets/load.js';
 import { runMain } from '../startup.js';
 import { StartupError } from '../common/errors.js';
@@ -17,10 +18,13 @@ import { StartupError } from '../common/errors.js';
  * tables missing and adds the columns and indexes missing, into MIGRATIONS_DIR (else
  * migrations/). It prints what it wrote; with nothing to do it writes nothing and says so. A
  * column of the wrong kind is named, never changed: that takes a migration of the author's own.
+ * A column it cannot tell from a renamed one is not added (kernel/renames.ts): `--rename
+ * table.old:new` renames it instead. Exit 1 when it left anything for the author to do.
  */
 runMain(async () => {
-  if (process.argv.length > 2) {
-    console.error(`Unknown arguments: ${process.argv.slice(2).join(' ')}\nUsage: npm run migrate:make`);
+  const asked = parseRenames(process.argv.slice(2));
+  if ('problem' in asked) {
+    console.error(`${asked.problem}\nUsage: npm run migrate:make [-- --rename table.old_column:new_field ...]`);
     return 2;
   }
   const config = loadConfig();
@@ -35,9 +39,10 @@ runMain(async () => {
     }
     const plans = await Promise.all(registry.resources.map((resource) => planTable(db, resource)));
     const relative = (file: string) => path.relative(process.cwd(), file);
-    const problems = plans.flatMap((plan) => columnProblems(plan).map((problem) => `${relative(plan.resource.file)}: ${problem}`));
+    const held = settleRenames(plans, asked.renames, (plan) => relative(plan.resource.file));
+    const problems = [...held, ...plans.flatMap((plan) => columnProblems(plan).map((problem) => `${relative(plan.resource.file)}: ${problem}`))];
     for (const problem of problems) console.error(problem);
-    const todo = plans.filter((plan) => plan.create || plan.columns.length > 0 || plan.indexes.length > 0);
+    const todo = plans.filter((plan) => plan.create || plan.columns.length > 0 || plan.renames.length > 0 || plan.indexes.length > 0);
     if (todo.length === 0) {
       console.log("nothing to do: every plugin's table has its columns and indexes; no file written");
       return problems.length > 0 ? 1 : 0;
@@ -48,7 +53,7 @@ runMain(async () => {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(file, migrationText(todo, when, relative), { flag: 'wx' });
     console.log(`wrote ${relative(file)}:\n${todo.map((plan) => `  ${summary(plan)}`).join('\n')}\nRead it, commit it, then start the server (it migrates) or run \`npm run migrate\`.`);
-    return 0;
+    return problems.length > 0 ? 1 : 0;
   } finally {
     await db.destroy();
   }

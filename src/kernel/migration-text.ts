@@ -76,12 +76,14 @@ function added(plan: TablePlan, { name, column }: NamedColumn): string {
 function alterTable(plan: TablePlan): { up: string[]; down: string[] } {
   const { table } = plan.resource.def;
   const up = [`  await knex.schema.alterTable(${q(table)}, (t) => {`];
+  for (const { from, to } of plan.renames) up.push(`    t.renameColumn(${q(from)}, ${q(to)});`);
   for (const c of plan.columns) up.push(`    ${added(plan, c)};`);
   for (const index of plan.indexes) up.push(`    ${indexCall(index)};`);
   up.push('  });');
   const down = [`  await knex.schema.alterTable(${q(table)}, (t) => {`];
   for (const index of plan.indexes) down.push(`    t.dropIndex([${index.columns.map(q).join(', ')}], ${q(index.name)});`);
   for (const { name } of plan.columns) down.push(`    t.dropColumn(${q(name)});`);
+  for (const { from, to } of plan.renames) down.push(`    t.renameColumn(${q(to)}, ${q(from)});`);
   down.push('  });');
   return { up, down };
 }
@@ -90,7 +92,7 @@ function alterTable(plan: TablePlan): { up: string[]; down: string[] } {
 export function summary(plan: TablePlan): string {
   const { table } = plan.resource.def;
   if (plan.create) return `create table ${table} (${plan.columns.length} columns, ${plan.indexes.length} indexes)`;
-  const parts = [...plan.columns.map((c) => `column ${c.name}`), ...plan.indexes.map((i) => `index ${i.name}`)];
+  const parts = [...plan.renames.map((r) => `column ${r.from} renamed ${r.to}`), ...plan.columns.map((c) => `column ${c.name}`), ...plan.indexes.map((i) => `index ${i.name}`)];
   return `add to ${table}: ${parts.join(', ')}`;
 }
 

@@ -44,6 +44,10 @@ export interface TablePlan {
    * a create without the field, or a PATCH to null, would fail on them.
    */
   notNull: string[];
+  /** Every column there that no field declares (a field renamed or removed), strays or not, as the database describes it. */
+  undeclared: Array<{ name: string; info: Knex.ColumnInfo }>;
+  /** Columns to rename to a field's new name (`npm run migrate:make -- --rename table.old:new`), instead of adding the field's. */
+  renames: Array<{ from: string; to: string }>;
 }
 
 /** The columns every resource table has, before the plugin's own. */
@@ -122,7 +126,7 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
   const have = (await db(table).columnInfo()) as unknown as Record<string, Knex.ColumnInfo>;
   const exists = Object.keys(have).length > 0;
   const indexes = exists ? await indexNames(db, table) : new Set<string>();
-  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [], notNull: [] };
+  const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [], notNull: [], undeclared: [], renames: [] };
   const blocks = (info: Knex.ColumnInfo) => !info.nullable && (info.defaultValue === null || info.defaultValue === undefined);
   const declared = [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION];
   for (const { name, column } of declared) {
@@ -132,9 +136,10 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
     else if (column.nullable && blocks(info)) plan.notNull.push(name);
   }
   const names = new Set(declared.map((c) => c.name));
-  plan.strays = Object.entries(have)
-    .filter(([name, info]) => !names.has(name) && blocks(info))
-    .map(([name]) => name);
+  plan.undeclared = Object.entries(have)
+    .filter(([name]) => !names.has(name))
+    .map(([name, info]) => ({ name, info }));
+  plan.strays = plan.undeclared.filter(({ info }) => blocks(info)).map(({ name }) => name);
   plan.indexes = wantedIndexes(resource).filter((index) => !indexes.has(index.name));
   return plan;
 }

@@ -27,7 +27,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
   let migrations: string;
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let env: Record<string, string>;
-  const make = () => run('src/cli/migrate-make.ts', [], env);
+  const make = (args: string[] = []) => run('src/cli/migrate-make.ts', args, env);
   const written = () => fs.readdirSync(migrations).sort();
   /** Runs migrate:make, which must say `summary`, and answers the migration it wrote last. */
   const madeSaying = async (summary: string) => {
@@ -359,14 +359,17 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     });
   });
 
-  it('names a NOT NULL column a create would fail on (a required field made optional, or renamed: a 500 each), at boot and in migrate:make; the fix it names lets writes through', async () => {
-    const badge = (field: string, required = true) =>
-      `import { defineResource, text } from 'workspace-api/plugin';\nexport default defineResource({ name: 'badge', path: '/badges', table: 'badges', idPrefix: 'badge_', description: 'A badge.', fields: { ${field}: text(50, { required: ${required} }) } });\n`;
-    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('label'));
+  it('names a NOT NULL column a create would fail on (a required field made optional, or removed: a 500 each), at boot and in migrate:make; the fix it names lets writes through', async () => {
+    const badge = (fields: string) =>
+      `import { defineResource, integer, text } from 'workspace-api/plugin';\nexport default defineResource({ name: 'badge', path: '/badges', table: 'badges', idPrefix: 'badge_', description: 'A badge.', fields: { ${fields} } });\n`;
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge("label: text(50, { required: true })"));
     await madeSaying('create table badges');
     expect((await run('src/cli/migrate.ts', [], env)).code).to.equal(0);
+    await serving(async ({ call }) => {
+      expect((await call('/v1/badges', 'POST', { label: 'Silver' })).status).to.equal(201);
+    }, 'read:badges,write:badges');
     // The field no longer required: its column is still NOT NULL.
-    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('label', false));
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge("label: text(50, { required: false })"));
     const optional = /table "badges" column "label" is NOT NULL without a default, but its field may be null \(no longer required\?\): every create without it would fail on it\. In a migration of your own, make it nullable \(t\.setNullable\('label'\)\)/;
     const unchanged = await make();
     expect(unchanged.code).to.equal(1);
@@ -375,21 +378,51 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     const refused = await run('src/server.ts', [], { ...env, PORT: '0' });
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.match(optional);
-    // The field renamed in the declaration: migrate:make adds the new column, and names the old one.
-    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('name'));
+
+    // Renamed in the declaration: migrate:make cannot tell a rename from a removal and an addition. It writes nothing for the field and says what to run.
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge("name: text(50, { required: true })"));
+    const ambiguous = await make();
+    expect(ambiguous.code).to.equal(1);
+    expect(ambiguous.stdout).to.contain('nothing to do');
+    expect(ambiguous.stderr.trim()).to.equal(
+      `${path.relative(ROOT_DIR, path.join(plugins, 'badges.ts'))}: table "badges" has no column for field "name", and "label" no field declares: was "label" renamed "name", or removed and "name" added? migrate:make cannot tell, and wrote nothing for "name". Renamed: run \`npm run migrate:make -- --rename badges.label:name\`. Removed: drop it in a migration of your own (t.dropColumn('label')), then run migrate:make again.`,
+    );
+    const before = written();
+    for (const args of [['--rename', 'badges.nope:name'], ['--rename', 'badges.label:title'], ['--rename', 'label:name'], ['--rename', 'invoices.label:name']]) {
+      const wrong = await make(args);
+      expect(wrong.code, args.join(' ')).to.be.oneOf([1, 2]);
+      expect(wrong.stderr, args.join(' ')).to.match(/^--rename /);
+    }
+    expect(written()).to.deep.equal(before);
+    // As it says: the column renamed, its rows' values kept.
+    const renamed = await make(['--rename', 'badges.label:name']);
+    expect(renamed.code, renamed.stderr).to.equal(0);
+    expect(renamed.stdout).to.contain('add to badges: column label renamed name');
+    const file = written().at(-1)!;
+    expect(fs.readFileSync(path.join(migrations, file), 'utf8')).to.contain("t.renameColumn('label', 'name');");
+    expect((await run('src/cli/migrate.ts', [], env)).code).to.equal(0);
+    const db = createDb(loadConfig({ ...backend().env, ...env }).database);
+    expect(await db('badges').pluck('name').finally(() => db.destroy())).to.deep.equal(['Silver']);
+    await serving(async ({ call }) => {
+      expect((await call('/v1/badges', 'POST', { name: 'Gold' })).status).to.equal(201);
+    }, 'read:badges,write:badges');
+
+    // Removed, and a field another column could not have held added: migrate:make adds it and names the old column every create would fail on.
+    fs.writeFileSync(path.join(plugins, 'badges.ts'), badge('rank: integer({ min: 0, max: 10 })'));
     const made = await make();
-    expect(made.code, made.stderr).to.equal(0);
-    const stray = /table "badges" column "label" is NOT NULL without a default, and no field declares it \(a field renamed or removed\?\): every create would fail on it\. In a migration of your own, rename it .*t\.setNullable\('label'\).*t\.dropColumn\('label'\)/;
+    expect(made.code, made.stderr).to.equal(1);
+    expect(made.stdout).to.contain('add to badges: column rank');
+    const stray = /table "badges" column "name" is NOT NULL without a default, and no field declares it \(a field renamed or removed\?\): every create would fail on it\. In a migration of your own, rename it .*t\.setNullable\('name'\).*t\.dropColumn\('name'\)/;
     expect(made.stderr).to.match(stray);
     const server = await run('src/server.ts', [], { ...env, PORT: '0' });
     expect(server.code).to.equal(1);
     expect(server.stderr).to.match(stray);
     // What the message says to write, as the author would (one of the three), on this backend.
-    fs.writeFileSync(path.join(migrations, '99991231000000_badges_label.ts'), "import type { Knex } from 'knex';\nexport const up = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.setNullable('label'); });\nexport const down = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.dropNullable('label'); });\n");
+    fs.writeFileSync(path.join(migrations, '99991231000000_badges_name.ts'), "import type { Knex } from 'knex';\nexport const up = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.setNullable('name'); });\nexport const down = (knex: Knex) => knex.schema.alterTable('badges', (t) => { t.dropNullable('name'); });\n");
     await serving(async ({ call }) => {
-      const created = await call('/v1/badges', 'POST', { name: 'Gold' });
+      const created = await call('/v1/badges', 'POST', { rank: 3 });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      expect((await call(`/v1/badges/${created.body.id}`)).body.name).to.equal('Gold');
+      expect((await call(`/v1/badges/${created.body.id}`)).body.rank).to.equal(3);
     }, 'read:badges,write:badges');
   });
 
