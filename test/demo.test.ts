@@ -52,6 +52,10 @@ describe('npm start on an empty database', () => {
       const signIn = await api('/internal/v1/session', { method: 'POST', headers: { origin: first.url, 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
       expect(signIn.status).to.equal(200);
       expect(((await signIn.json()) as { user: { role: string } }).user.role).to.equal('admin');
+      // The page says who made the demo key: the demo set-up, not an admin command nobody ran.
+      const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+      const keys = (await (await api('/internal/v1/keys', { headers: { cookie } })).json()) as { data: Array<{ name: string; created_by: { type: string; label: string } | null }> };
+      expect(keys.data.find((k) => k.name === 'demo key')?.created_by).to.deep.equal({ type: 'operator', id: null, label: 'demo set-up (first start)' });
       // Never into the JSON log stream: the banner goes to the terminal's stderr, stdout has neither secret.
       expect(first.stdout()).not.to.contain(String(password));
       expect(first.stdout()).not.to.contain(String(token));

@@ -4,8 +4,12 @@ import { scopeCatalog } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
 import { insertSamples } from './samples.js';
 import type { Registry } from '../kernel/registry.js';
+import type { AuditContext } from '../common/who.js';
 
 const ROWS_PER_RESOURCE = 60;
+
+/** Who made the demo key, as the page and the audit log say it: not the admin command, which nobody ran. */
+const DEMO_SETUP: AuditContext = { actor: { type: 'operator', id: null, label: 'demo set-up (first start)' }, ip: null };
 
 /**
  * On an empty database only: a demo workspace on the pro plan, sample rows of every resource,
@@ -29,7 +33,7 @@ export async function seedDemoIfEmpty(deps: Deps, registry: Registry): Promise<D
   const workspace = await createWorkspace(deps.db, { name: 'Demo workspace', plan: 'pro' });
   await insertSamples(deps.db, registry, workspace.id, ROWS_PER_RESOURCE);
   const catalog = scopeCatalog(registry).map((s) => s.name);
-  const key = await createKey(deps.db, catalog, { workspace: workspace.id, name: 'demo key', scopes: catalog, rate_limit: 600 });
+  const key = await createKey(deps.db, catalog, { workspace: workspace.id, name: 'demo key', scopes: catalog, rate_limit: 600 }, DEMO_SETUP);
   const admin = await createUser(deps.db, { workspace: workspace.id, email: DEMO_ADMIN_EMAIL, name: 'Demo admin', role: 'admin' });
   return { workspaceId: workspace.id, keyId: key.id, token: key.token, admin: { email: admin.email, password: admin.password } };
 }

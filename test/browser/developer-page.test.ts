@@ -538,6 +538,73 @@ describe('the Developer page, in Chromium', function () {
     await shot(page, '10-audit-log');
   });
 
+  it('as a new user met its rough edges, mended: each field error once in the form\'s words, an IP field as large as the others, codes and ids whole, a route column, audit details in words and UTC, no peak over nothing, a key\'s maker in a sentence', async () => {
+    const person = await user({ plan: 'pro' });
+    const page = await newPage(900);
+    await signIn(page, person.email, person.password, '#/keys/new');
+    await page.getByRole('heading', { name: 'Create key' }).waitFor();
+    // The allowlist field is as wide as the name's and several lines high.
+    const ips = page.getByLabel(/Allowed IP addresses/);
+    const [nameBox, ipsBox] = [await page.getByLabel('Name').boundingBox(), await ips.boundingBox()];
+    expect(ipsBox!.width).to.be.closeTo(nameBox!.width, 2);
+    expect(ipsBox!.height).to.be.greaterThan(nameBox!.height * 1.8);
+    await page.getByLabel('Name').fill('Edges');
+    await page.getByRole('checkbox', { name: 'read:deals' }).check();
+    await ips.fill('203.0.113.7, 10.1.2.3/8');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText('Nothing was saved: correct this and try again.').waitFor();
+    const items = await alert.getByRole('listitem').allInnerTexts();
+    expect(items).to.have.length(1);
+    expect(items[0]).to.match(/^Allowed IP addresses, entry 2: /);
+    // Said once, and never as a raw pointer.
+    expect(await alert.innerText()).not.to.contain('allowed_ips');
+    expect((await alert.innerText()).split(items[0]!.replace(/^Allowed IP addresses, entry 2: /, '')).length - 1).to.equal(1);
+    await shot(page, '16-create-key-refused');
+
+    // A key made by the admin command, used a few times, then rolled: its page, its log, the audit log.
+    const made = await createKey(app.deps.db, scopeCatalog(app.registry).map((s) => s.name), { workspace: person.workspaceId, name: 'Operator made', scopes: ['read:deals'], rate_limit: 600 });
+    await page.goto(`/admin/#/keys/${made.id}`);
+    await page.getByRole('heading', { name: 'Key “Operator made”' }).waitFor();
+    await page.getByText(/ by the admin command$/).waitFor();
+    // No request yet: the chart says so, with no peak of 1 over nothing.
+    await page.getByText('Requests per hour, last 7 days (none yet).').waitFor();
+    expect(await page.getByText(/peak/).count()).to.equal(0);
+    expect((await app.request('/v1/deals/deal_nothere', { token: made.token, headers: { 'x-request-id': 'a-request-id-long-enough-to-wrap-0123456789' } })).status).to.equal(404);
+    await waitFor(async () => (await app.deps.db('key_requests').where({ key_id: made.id })).length === 1, 10_000, 'the request logged');
+    await page.goto(`/admin/#/keys/${made.id}/requests`);
+    const log = page.getByRole('region', { name: /^Request log/ });
+    await log.getByRole('row').nth(1).waitFor();
+    expect(await log.getByRole('columnheader').allInnerTexts()).to.deep.equal(['Time', 'Method', 'Route', 'Path', 'Status', 'Error code', 'Duration', 'Request id', 'Address']);
+    const row = log.getByRole('row').nth(1);
+    await row.getByRole('cell', { name: '/v1/deals/{id}' }).waitFor();
+    // Whole on one line each: a code or an id broken mid-word reads as two.
+    const lineHeight = async (text: string) => (await row.locator('code', { hasText: text }).boundingBox())!.height;
+    for (const text of ['not_found', 'a-request-id-long-enough-to-wrap-0123456789', '/v1/deals/deal_nothere']) expect(await lineHeight(text), text).to.be.lessThan(30);
+    // The failed status is marked, and nothing else in its row is.
+    const colour = (cell: number) => row.getByRole('cell').nth(cell).evaluate((td) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(td).color);
+    expect(await colour(4)).to.equal('rgb(180, 35, 24)');
+    for (const cell of [2, 3, 5]) expect(await colour(cell), `cell ${cell}`).not.to.equal('rgb(180, 35, 24)');
+    await shot(page, '17-key-requests-whole');
+    await page.goto('/admin/#/keys');
+    const prefix = page.getByRole('row').filter({ hasText: 'Operator made' }).getByRole('cell').nth(1).locator('code.whole');
+    expect((await prefix.boundingBox())!.height).to.be.lessThan(30);
+
+    await page.goto(`/admin/#/keys/${made.id}`);
+    await page.getByRole('button', { name: 'Roll key' }).click();
+    await page.getByRole('dialog', { name: /Roll/ }).getByRole('button', { name: /^Roll/ }).click();
+    await page.getByText('will not be shown again').waitFor();
+    await page.goto('/admin/#/audit');
+    const rolled = page.getByRole('row').filter({ hasText: 'key.rolled' });
+    await rolled.waitFor();
+    const details = await rolled.getByRole('cell').last().innerText();
+    expect(details).to.contain('old key refused from:').and.match(/\d{4}-\d{2}-\d{2}\s\d{2}:\d{2}:\d{2}\sUTC/);
+    expect(details).not.to.match(/[{}"]|\d{2}T\d{2}/);
+    // Read as lines, not a column one word wide: the row is a few lines high.
+    expect((await rolled.boundingBox())!.height).to.be.lessThan(200);
+    await shot(page, '18-audit-details');
+  });
+
   it('offers a viewer no control that changes anything', async () => {
     const owner = await user({ plan: 'pro' });
     const viewer = await user({ workspaceId: owner.workspaceId, role: 'viewer' });

@@ -23,13 +23,19 @@ api.use({
   },
 });
 
+/** One thing wrong with what was sent: where (a JSON Pointer into the body, or a query parameter) and what. */
+export interface ProblemDetail {
+  where?: string;
+  message: string;
+}
+
 /** An answer that was not a success, in words a person can act on. */
 export class Problem extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details: string[] = [],
+    readonly details: ProblemDetail[] = [],
     readonly requestId?: string,
   ) {
     super(message);
@@ -38,10 +44,7 @@ export class Problem extends Error {
 
 function problemOf(body: unknown, response: Response): Problem {
   const p = (body ?? {}) as Partial<ProblemBody>;
-  const details = (p.errors ?? []).map((e) => {
-    const where = e.pointer ?? e.parameter;
-    return where ? `${where.replace(/^\//, '')}: ${e.message}` : e.message;
-  });
+  const details = (p.errors ?? []).map((e) => ({ ...((e.pointer ?? e.parameter) ? { where: e.pointer ?? e.parameter } : {}), message: e.message }));
   return new Problem(response.status, p.code ?? `http_${response.status}`, p.detail ?? p.title ?? `The server answered ${response.status}.`, details, p.request_id ?? response.headers.get('x-request-id') ?? undefined);
 }
 

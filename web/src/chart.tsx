@@ -35,7 +35,7 @@ export function UsageChart({ buckets, now }: { buckets: Array<Schemas['UsageList
   return (
     <figure class="chart">
       <figcaption>
-        Requests per hour, last 7 days (peak {max}). <span class="legend legend-ok">answered</span> <span class="legend legend-limited">rate limited</span>
+        Requests per hour, last 7 days ({total === 0 ? 'none yet' : `peak ${max} in an hour`}). <span class="legend legend-ok">answered</span> <span class="legend legend-limited">rate limited</span>
       </figcaption>
       <svg viewBox={`0 0 ${hours} ${height}`} preserveAspectRatio="none" role="img" aria-label={summary}>
         <line class="axis" x1={0} y1={height} x2={hours} y2={height} />

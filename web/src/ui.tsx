@@ -27,17 +27,31 @@ export function When({ at, seconds = false }: { at: string | null | undefined; s
   );
 }
 
-/** What failed, why, and what to do: a Problem's message, its field errors, and its request id. */
-export function ProblemView({ problem }: { problem: unknown }) {
+/**
+ * Where a problem is, in the words of the form: `/allowed_ips/1` is "Allowed IP addresses, entry 2"
+ * when `labels` names `allowed_ips` so; a field it does not name is given by its name.
+ */
+export function placeOf(where: string, labels: Record<string, string> = {}): string {
+  const [field = '', ...rest] = where.replace(/^\//, '').split('/');
+  const entry = rest.length > 0 && /^\d+$/.test(rest[0]!) ? `, entry ${Number(rest[0]) + 1}` : '';
+  return `${labels[field] ?? field.replace(/_/g, ' ')}${entry}`;
+}
+
+/**
+ * What failed, why, and what to do: a Problem's message, its field errors (each once, where it is
+ * in the form's words), and its request id. With field errors, the message says only that the
+ * form needs them: the server's detail repeats the first one.
+ */
+export function ProblemView({ problem, labels }: { problem: unknown; labels?: Record<string, string> }) {
   if (problem == null) return null;
   const p = problem instanceof Problem ? problem : new Problem(0, 'unexpected', String(problem));
   return (
     <div class="problem" role="alert">
-      <p>{p.message}</p>
+      <p>{p.details.length > 0 ? (p.details.length === 1 ? 'Nothing was saved: correct this and try again.' : 'Nothing was saved: correct these and try again.') : p.message}</p>
       {p.details.length > 0 && (
         <ul>
           {p.details.map((d) => (
-            <li key={d}>{d}</li>
+            <li key={`${d.where ?? ''} ${d.message}`}>{d.where ? `${placeOf(d.where, labels)}: ${d.message}` : d.message}</li>
           ))}
         </ul>
       )}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { paths } from '../../generated/internal-api';
 import { api, must, type Schemas } from '../api';
-import { ProblemView, Table, usePages, When } from '../ui';
+import { ProblemView, Table, usePages, when, When } from '../ui';
 
 type Entry = Schemas['AuditEntry'];
 type Action = NonNullable<paths['/audit-log']['get']['parameters']['query']>['action'];
@@ -50,7 +50,7 @@ export function AuditPage() {
                 <td>{e.target.id ?? e.target.type}</td>
                 <td>{e.ip ?? '—'}</td>
                 <td>
-                  <code>{JSON.stringify(e.details)}</code>
+                  <Details details={e.details} />
                 </td>
               </tr>
             ))}
@@ -58,5 +58,36 @@ export function AuditPage() {
       )}
       {moreButton('Show older entries')}
     </>
+  );
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A value of an entry's details in words: times as every time on the page (UTC), lists joined, a change as from → to. */
+function shown(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'string') return RFC3339.test(value) ? when(value, true) : value;
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shown).join(', ');
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    const keys = entries.map(([k]) => k).sort().join();
+    if (keys === 'from,to') return `${shown((value as { from: unknown }).from)} → ${shown((value as { to: unknown }).to)}`;
+    return entries.map(([k, v]) => `${k.replace(/_/g, ' ')} ${shown(v)}`).join('; ');
+  }
+  return String(value);
+}
+
+/** An audit entry's details, one per line, in words rather than JSON. */
+function Details({ details }: { details: Entry['details'] }) {
+  const entries = Object.entries((details ?? {}) as Record<string, unknown>);
+  if (entries.length === 0) return <>—</>;
+  return (
+    <ul class="details">
+      {entries.map(([k, v]) => (
+        <li key={k}>
+          <span class="muted">{k.replace(/_/g, ' ')}:</span> {shown(v)}
+        </li>
+      ))}
+    </ul>
   );
 }

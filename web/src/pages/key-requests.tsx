@@ -27,7 +27,7 @@ function ErrorSummary({ day, week }: { day: Window; week: Window }) {
           {rows.map((r) => (
             <tr key={`${r.status} ${r.error_code ?? ''}`}>
               <td>{r.status}</td>
-              <td>{r.error_code ? <code>{r.error_code}</code> : '—'}</td>
+              <td>{r.error_code ? <code class="whole">{r.error_code}</code> : '—'}</td>
               <td>{r.day}</td>
               <td>{r.count}</td>
             </tr>
@@ -72,7 +72,7 @@ export function KeyRequestsPage({ id }: { id: string }) {
       <ProblemView problem={log.problem} />
       {entries.length === 0 && !log.problem && <p>No requests{status ? ` answered ${status}` : ''} yet.</p>}
       {entries.length > 0 && (
-        <Table caption="Request log" columns={['Time', 'Method', 'Path', 'Status', 'Error code', 'Duration', 'Request id', 'Address']}>
+        <Table caption="Request log" columns={['Time', 'Method', 'Route', 'Path', 'Status', 'Error code', 'Duration', 'Request id', 'Address']}>
           {entries.map((e) => (
             <tr key={`${e.at} ${e.request_id}`} class={e.status >= 400 ? 'failed' : undefined}>
               <td>
@@ -80,13 +80,16 @@ export function KeyRequestsPage({ id }: { id: string }) {
               </td>
               <td>{e.method}</td>
               <td>
-                <code title={`Route: ${e.route}`}>{e.path}</code>
+                <code class="whole">{e.route}</code>
               </td>
-              <td>{e.status}</td>
-              <td>{e.error_code ? <code>{e.error_code}</code> : '—'}</td>
-              <td>{e.duration_ms.toFixed(1)} ms</td>
+              <td class="path">
+                <code>{e.path}</code>
+              </td>
+              <td class="status">{e.status}</td>
+              <td>{e.error_code ? <code class="whole">{e.error_code}</code> : '—'}</td>
+              <td class="when">{e.duration_ms.toFixed(1)} ms</td>
               <td>
-                <code>{e.request_id}</code>
+                <code class="whole">{e.request_id}</code>
               </td>
               <td>{e.ip}</td>
             </tr>

@@ -45,7 +45,7 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message:
       </button>
       <Confirm open={open} title={`Revoke “${apiKey.name}”?`} confirm="Revoke key" onConfirm={() => void revoke()} onCancel={() => setOpen(false)}>
         <p>
-          Every request with <code>{apiKey.prefix}…</code> will be refused (401) at once. This cannot be undone: a program that uses it needs a new key.
+          Every request with <code class="whole">{apiKey.prefix}…</code> will be refused (401) at once. This cannot be undone: a program that uses it needs a new key.
         </p>
         <ProblemView problem={action.problem} />
       </Confirm>
@@ -80,7 +80,7 @@ function RollButton({ apiKey, onRolled }: { apiKey: Key; onRolled: (rolled: Sche
       </button>
       <Confirm open={open} title={`Roll “${apiKey.name}”?`} confirm="Roll key" onConfirm={() => void roll()} onCancel={() => setOpen(false)}>
         <p>
-          A new token is made with the same name, scopes and rate limit. Programs that use <code>{apiKey.prefix}…</code> need the new token before the old one stops working.
+          A new token is made with the same name, scopes and rate limit. Programs that use <code class="whole">{apiKey.prefix}…</code> need the new token before the old one stops working.
         </p>
         <label>
           The old token keeps working for
@@ -155,7 +155,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
                   <a href={`#/keys/${key.id}`}>{key.name}</a>
                 </td>
                 <td>
-                  <code>{key.prefix}…</code>
+                  <code class="whole">{key.prefix}…</code>
                 </td>
                 <td>{key.scopes.join(', ')}</td>
                 <td>{key.rate_limit}/min</td>
@@ -237,7 +237,7 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
           <dl class="facts">
             <dt>Prefix</dt>
             <dd>
-              <code>{k.prefix}…</code>
+              <code class="whole">{k.prefix}…</code>
             </dd>
             <dt>Scopes</dt>
             <dd>{k.scopes.join(', ')}</dd>
@@ -246,7 +246,7 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             <dt>Created</dt>
             <dd>
               <When at={k.created_at} />
-              {k.created_by ? ` by ${k.created_by.label}` : ''}
+              {k.created_by ? ` ${createdBy(k.created_by)}` : ''}
             </dd>
             <dt>Last used</dt>
             <dd><When at={k.last_used_at} /></dd>
@@ -386,13 +386,21 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
         </label>
         <label>
           Allowed IP addresses (optional: addresses or CIDR ranges, separated by commas or lines; empty: any address)
-          <textarea rows={2} value={allowedIps} onInput={(e) => setAllowedIps(e.currentTarget.value)} placeholder="203.0.113.7, 2001:db8::/32" />
+          <textarea rows={3} value={allowedIps} onInput={(e) => setAllowedIps(e.currentTarget.value)} placeholder="203.0.113.7, 2001:db8::/32" />
         </label>
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
         </button>
       </form>
-      <ProblemView problem={action.problem instanceof Error && !('code' in action.problem) ? action.problem.message : action.problem} />
+      <ProblemView problem={action.problem instanceof Error && !('code' in action.problem) ? action.problem.message : action.problem} labels={KEY_FIELDS} />
     </>
   );
+}
+
+/** The create form's fields, as its labels name them: where a refusal's field errors point. */
+const KEY_FIELDS = { name: 'Name', scopes: 'Scopes', rate_limit: 'Rate limit', expires_in_days: 'Expires in', allowed_ips: 'Allowed IP addresses' };
+
+/** Who made a key, as a sentence ends: "by ada@example.com", "by the admin command", "by the demo set-up". */
+function createdBy(actor: Schemas['Actor']): string {
+  return actor.type === 'user' ? `by ${actor.label}` : `by the ${actor.label}`;
 }
