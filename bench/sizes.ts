@@ -1,5 +1,5 @@
 /**
- * Storage per row (what the README's operator section quotes): 3,000 deals written through the
+ * Storage per row (what docs/operator.md quotes): 3,000 deals written through the
  * API, each delivered to two subscriptions at the first attempt by the server's inline worker,
  * then the size of each table (data and indexes, as the database reports it) divided by its
  * rows. Sizes, not speed: it may run on a busy machine.

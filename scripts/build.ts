@@ -3,7 +3,7 @@
  * plugins/ and migrations/ with the project's settings; the Developer page built by
  * `npm run build:web` (which runs first) is copied beside them; dist/package.json marks the
  * files as ES modules, carries the version the documents state and names the plugins' entry
- * point. Start it with `node dist/src/server.js` (see the README's "Deploying it").
+ * point. Start it with `node dist/src/server.js` (see docs/operator.md, "Deploying it").
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

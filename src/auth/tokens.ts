@@ -14,7 +14,7 @@ const RANDOM_LENGTH = 43;
 const CHECKSUM_LENGTH = 6;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** The pattern of a token, for secret scanners (README, "Token format"). */
+/** The pattern of a token, for secret scanners (docs/consumer.md, "Keys: format, expiry"). */
 export const TOKEN_PATTERN = `wsk_[A-Za-z0-9_-]{${RANDOM_LENGTH}}[0-9A-Za-z]{${CHECKSUM_LENGTH}}`;
 const CHECKED = new RegExp(`^${TOKEN_PATTERN}$`);
 const LEGACY = new RegExp(`^wsk_[A-Za-z0-9_-]{${RANDOM_LENGTH}}$`);
