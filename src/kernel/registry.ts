@@ -49,7 +49,7 @@ export interface Deprecation {
   readonly message: string;
 }
 
-const RELATIVE_IMPORT_DEPRECATION = "imports the kernel by relative path (../src/kernel/...): import from 'workspace-api/plugin' instead; relative imports are deprecated since 0.2.0 and stop working no sooner than 0.4.0";
+const RELATIVE_IMPORT_DEPRECATION = "imports the kernel by relative path (../src/kernel/...): import from 'workspace-api/plugin' instead; relative imports are deprecated (since 0.1.0) and keep working until 0.4.0 at the soonest";
 
 /** The deprecated forms a plugin file uses: relative imports of the kernel, deprecated field helpers. */
 function deprecationsOf(plugin: PluginExport, file: string): Deprecation[] {

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { ROOT_DIR } from '../../src/common/config.js';
 import { scopeCatalog } from '../../src/auth/scopes.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { pascal } from '../../src/openapi/resources.js';
@@ -34,7 +37,10 @@ describe('the OpenAPI document', () => {
     expect(res.headers.get('cache-control')).to.equal('public, max-age=300');
     const body = (await res.json()) as Json;
     expect(body.openapi).to.equal('3.1.0');
-    expect(body.info).to.include({ title: 'Workspace API', version: '0.1.0' });
+    // The package's version, semantic (CHANGELOG.md records each release).
+    expect(body.info).to.include({ title: 'Workspace API', version: (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version });
+    expect(body.info.version).to.match(/^\d+\.\d+\.\d+$/);
+    expect(fs.readFileSync(path.join(ROOT_DIR, 'CHANGELOG.md'), 'utf8')).to.contain(`## [${String(body.info.version)}] - `);
     // More than the 30 failed authentications an address may make a minute: none of these is one.
     const answers = await Promise.all(Array.from({ length: 40 }, () => app.request('/v1/openapi.json', { headers: { authorization: 'Bearer wsk_not_a_key' } })));
     expect(answers.map((a) => a.status)).to.deep.equal(Array(40).fill(200));
