@@ -99,7 +99,7 @@ function pluginFiles(dir: string): string[] {
  * ReferenceError, the defineResource() or text() call a declaration check refused), read from the
  * error's stack; the file alone when the stack does not pass through it.
  */
-export function whereIn(file: string, err: unknown): string {
+function whereIn(file: string, err: unknown): string {
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const name of [pathToFileURL(file).href, file]) {
     const at = stack.indexOf(`${name}:`);

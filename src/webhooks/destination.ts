@@ -23,7 +23,7 @@ function withHint(deps: WebhookDeps, message: string): string {
   return deps.config.webhookAllowPrivate ? message : `${message}; ${LOCAL_HINT}`;
 }
 
-/** A URL's scheme, user and password, host (a bracketed IPv6 address or a name), and port, as written. */
+/** A URL as written: its scheme, then (past any user and password) its host, a name or a bracketed IPv6 address, and its port. */
 const AUTHORITY = /^([a-z][a-z0-9+.-]*:)\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/i;
 
 /**
