@@ -48,4 +48,23 @@ describe('the documentation, by reader', () => {
     const missing = [...walk('src'), ...walk('migrations'), ...walk('test')].flatMap((file) => [...fs.readFileSync(path.join(ROOT_DIR, file), 'utf8').matchAll(/docs\/reference\.md\s+sections?\s+(\d+)/g)].map((m) => Number(m[1])).filter((n) => !sections.has(n)).map((n) => `${file}: section ${n}`));
     expect(missing).to.deep.equal([]);
   });
+
+  it("lists in the operator's guide exactly the settings the service reads, each with the default it applies", () => {
+    const source = read('src/common/config.ts');
+    const readByService = new Set([...source.matchAll(/env\.([A-Z_]+)|env, '([A-Z_]+)'/g)].map((m) => m[1] ?? m[2]!));
+    const rows = new Map<string, string>();
+    for (const line of parts(read('docs/operator.md')).prose) {
+      const cells = /^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \| ([^|]*) \|/.exec(line);
+      if (!cells) continue;
+      const names = [...cells[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!);
+      const defaults = [...cells[2]!.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
+      // A default in words ("unset: none") is a setting with no default to apply.
+      names.forEach((name, i) => rows.set(name, defaults[names.length > 1 ? i : 0] ?? ''));
+    }
+    expect([...rows.keys()].sort()).to.deep.equal([...readByService].sort());
+    // Where config.ts writes a default as a literal, the table says the same.
+    for (const [, name, literal] of source.matchAll(/(?:integer|boolean|oneOf)\(env, '([A-Z_]+)', ('[^']*'|(?:\d+|true|false)\b)/g)) {
+      if (rows.get(name!) !== '') expect(rows.get(name!), name).to.equal(literal!.replace(/'/g, ''));
+    }
+  });
 });
