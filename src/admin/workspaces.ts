@@ -26,7 +26,7 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
     throw new RefusedError(`unknown plan "${planName}" (plans: ${known.join(', ')})`);
   }
   return transaction(db, async (trx) => {
-    const workspace = (await lockWorkspace(trx, workspaceId, ['plan'])) as { id: string; plan: string } | undefined;
+    const workspace = await lockWorkspace<{ id: string; plan: string }>(trx, workspaceId, ['plan']);
     if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
     if (workspace.plan === plan.name) return { id: workspace.id, plan: plan.name, previous: workspace.plan };
     await trx('workspaces').update({ plan: plan.name, updated_at: now }).where({ id: workspaceId });
@@ -42,7 +42,7 @@ export async function setPlan(db: Knex, workspaceId: string, planName: string, c
  */
 export async function setKeyLifetime(db: Knex, workspaceId: string, days: number | null, context: AuditContext = OPERATOR, now = Date.now()): Promise<{ from: number | null; to: number | null }> {
   return transaction(db, async (trx) => {
-    const workspace = (await lockWorkspace(trx, workspaceId, ['max_key_lifetime_days'])) as { id: string; max_key_lifetime_days: number | null } | undefined;
+    const workspace = await lockWorkspace<{ id: string; max_key_lifetime_days: number | null }>(trx, workspaceId, ['max_key_lifetime_days']);
     if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
     const from = workspace.max_key_lifetime_days == null ? null : asNumber(workspace.max_key_lifetime_days);
     if (from === days) return { from, to: days };

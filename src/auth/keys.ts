@@ -204,6 +204,10 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
   return { record, token };
 }
 
+/** What a new key must keep to: its workspace's plan and key lifetime. */
+type KeyPolicy = { id: string; plan: string; max_key_lifetime_days: number | null };
+const KEY_POLICY = ['plan', 'max_key_lifetime_days'] as const;
+
 /**
  * The workspace's row, locked for the rest of the transaction: the first lock of every change to
  * what its keys may do. Such changes lock in one order, the workspace, then the key, then
@@ -211,8 +215,8 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
  * that locked its key first and a roll that locked the workspace first waited on each other, and
  * 8 concurrent flows deadlocked 77 times on PostgreSQL.
  */
-export async function lockWorkspace<C extends string>(trx: Knex.Transaction, workspaceId: string, columns: readonly C[]): Promise<Record<C | 'id', unknown> | undefined> {
-  return (await trx('workspaces').first(['id', ...columns]).where('id', workspaceId).forUpdate()) as Record<C | 'id', unknown> | undefined;
+export async function lockWorkspace<Row extends { id: string } = { id: string }>(trx: Knex.Transaction, workspaceId: string, columns: ReadonlyArray<Exclude<keyof Row, 'id'> & string> = []): Promise<Row | undefined> {
+  return (await trx('workspaces').first(['id', ...columns]).where('id', workspaceId).forUpdate()) as Row | undefined;
 }
 
 /**
@@ -228,7 +232,7 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
   return transaction(db, async (trx) => {
     // Locked, so two concurrent creations cannot both pass the cap.
-    const workspace = (await lockWorkspace(trx, input.workspace, ['plan', 'max_key_lifetime_days'])) as { id: string; plan: string; max_key_lifetime_days: number | null } | undefined;
+    const workspace = await lockWorkspace<KeyPolicy>(trx, input.workspace, KEY_POLICY);
     if (!workspace) throw new ApiError('not_found', `unknown workspace "${input.workspace}"`);
     checkLifetime(workspace, input.expires_in_days);
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
@@ -331,7 +335,7 @@ export async function revokeKey(
   const result = await transaction(db, async (trx) => {
     // The operator's command names the key alone: its workspace is read first, to lock in order (lockWorkspace).
     const workspaceId = options.workspaceId ?? ((await trx('api_keys').first('workspace_id').where('id', keyId)) as { workspace_id: string } | undefined)?.workspace_id;
-    if (workspaceId === undefined || !(await lockWorkspace(trx, workspaceId, []))) throw unknown();
+    if (workspaceId === undefined || !(await lockWorkspace(trx, workspaceId))) throw unknown();
     const row = (await trx('api_keys').first('id', 'workspace_id', 'name', 'prefix', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as { id: string; workspace_id: string; name: string; prefix: string; revoked_at: number | null } | undefined;
     if (!row) throw unknown();
     // A rolled key still in its overlap (revoked_at ahead) is revoked now.
@@ -388,7 +392,7 @@ export async function rollKey(
   const { workspaceId, context, now } = options;
   const overlap = input.overlap_seconds ?? 0;
   const rolled = await transaction(db, async (trx) => {
-    const workspace = (await lockWorkspace(trx, workspaceId, ['plan', 'max_key_lifetime_days'])) as { id: string; plan: string; max_key_lifetime_days: number | null };
+    const workspace = (await lockWorkspace<KeyPolicy>(trx, workspaceId, KEY_POLICY))!;
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
     if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it makes no keys`);
     const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'expires_at', 'allowed_ips', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
@@ -426,7 +430,7 @@ export async function updateKey(db: Knex, keyId: string, input: { allowed_ips?: 
   const { workspaceId, context, now } = options;
   const allowed = allowedIps(input.allowed_ips);
   return transaction(db, async (trx) => {
-    await lockWorkspace(trx, workspaceId, []);
+    await lockWorkspace(trx, workspaceId);
     const row = (await trx('api_keys').first(KEY_COLUMNS).where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as Record<string, unknown> | undefined;
     if (!row) throw new ApiError('not_found', `No key with id ${keyId}.`);
     const before = toKey(row);

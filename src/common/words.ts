@@ -46,3 +46,10 @@ export function unknownKey(key: string, known: readonly string[], noun = 'key'):
   const guess = nearest(key, known);
   return `"${key}" is not ${a(noun)} it knows: ${guess ? `did you mean "${guess}"?` : `it knows ${inWords(known.map((k) => `"${k}"`), 'and')}`}`;
 }
+
+/** The first key of `value` that `known` does not hold, said as unknownKey() says it; undefined when every key is known (or `value` is no object). */
+export function unknownKeyOf(value: unknown, known: Readonly<Record<string, true>>, noun = 'key'): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const key = Object.keys(value).find((k) => !(k in known));
+  return key === undefined ? undefined : unknownKey(key, Object.keys(known), noun);
+}

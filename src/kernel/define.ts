@@ -1,7 +1,7 @@
 import { isRequired, referenceOf } from './fields.js';
 import { kindOf } from './kinds.js';
 import type { Handle, Reply, RouteInput } from './route.js';
-import { unknownKey } from '../common/words.js';
+import { unknownKeyOf } from '../common/words.js';
 
 export type JsonSchema = Record<string, unknown>;
 export type Row = Record<string, unknown>;
@@ -209,9 +209,8 @@ const ACTION_KEYS: Record<keyof ActionDeclaration, true> = { summary: true, desc
 
 /** Each key of `value` is one of `known`'s, or the declaration stops boot naming it and the nearest known one. */
 function checkKeys(where: string, value: unknown, known: Record<string, true>): void {
-  if (typeof value !== 'object' || value === null) return;
-  const names = Object.keys(known);
-  for (const key of Object.keys(value)) check(key in known, `${where}${unknownKey(key, names)}`);
+  const problem = unknownKeyOf(value, known);
+  check(problem === undefined, `${where}${problem}`);
 }
 
 /**

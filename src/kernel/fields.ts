@@ -1,6 +1,6 @@
 import type { JsonSchema } from './define.js';
 import { kinds, mark, withKind } from './kinds.js';
-import { unknownKey } from '../common/words.js';
+import { unknownKeyOf } from '../common/words.js';
 
 /** Reusable field schemas for plugins, so money and references read the same everywhere. */
 
@@ -51,7 +51,8 @@ export interface TextOptions {
  * without a word. Thrown at the plugin's import, which names the plugin.
  */
 function checkOptions(helper: string, options: object, known: Record<string, true>): void {
-  for (const key of Object.keys(options)) if (!(key in known)) throw new Error(`${helper}: ${unknownKey(key, Object.keys(known), 'option')}`);
+  const problem = unknownKeyOf(options, known, 'option');
+  if (problem) throw new Error(`${helper}: ${problem}`);
 }
 const TEXT_OPTIONS: Record<keyof TextOptions, true> = { required: true, searchable: true, minLength: true, pattern: true, examples: true, description: true };
 type EmailOptions = { required?: boolean; description?: string };

@@ -5,6 +5,7 @@ import { ROOT_DIR } from '../../src/common/config.js';
 import { isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
+import { besidePlugins } from '../helpers/beside-plugins.js';
 
 /**
  * Compatibility (docs/reference.md section 18): plugins written against each earlier form of the
@@ -16,21 +17,11 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 
 const HERE = path.join(ROOT_DIR, 'test', 'compat');
 
-/**
- * Copies a form's plugin and migration beside plugins/ and migrations/ (folders at their depth
- * under the checkout, so '../src/' and 'workspace-api/plugin' resolve as they do there), with the
- * shipped plugins; answers the two folders.
- */
-function install(form: string): { plugins: string; migrations: string; remove(): void } {
-  const plugins = fs.mkdtempSync(path.join(ROOT_DIR, `.compat-${form}-plugins-`));
-  const migrations = fs.mkdtempSync(path.join(ROOT_DIR, `.compat-${form}-migrations-`));
-  for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) fs.copyFileSync(path.join(ROOT_DIR, 'plugins', file), path.join(plugins, file));
-  for (const file of fs.readdirSync(path.join(HERE, form))) {
-    // The fixtures import '../../../src/' from test/compat/<form>/; beside plugins/ that reads '../src/', as their authors wrote it.
-    const text = fs.readFileSync(path.join(HERE, form, file), 'utf8').replaceAll("'../../../src/", "'../src/");
-    fs.writeFileSync(path.join(/^\d{14}_/.test(file) ? migrations : plugins, file), text);
-  }
-  return { plugins, migrations, remove: () => [plugins, migrations].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })) };
+/** The shipped plugins and a form's plugin and migration, beside plugins/ and migrations/. */
+function install(form: string): ReturnType<typeof besidePlugins> {
+  const folders = besidePlugins(`compat-${form}`);
+  for (const file of fs.readdirSync(path.join(HERE, form))) folders.place(path.join(HERE, form, file));
+  return folders;
 }
 
 /** A server with the form's plugin, a workspace and a key of `scopes`; `call` speaks to it, held to its OpenAPI document. */

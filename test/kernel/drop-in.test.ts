@@ -7,22 +7,9 @@ import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher, contractOf } from '../helpers/contract.js';
 import { admin, startServer, type ServerProcess } from '../helpers/processes.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { besidePlugins } from '../helpers/beside-plugins.js';
 
 const FIXTURES = path.join(ROOT_DIR, 'test/fixtures/drop-in');
-
-/**
- * A folder at the depth of plugins/ and migrations/, so the copied files' imports read
- * '../src/...' exactly as the shipped ones do. (Under the repository, so their imports resolve.)
- */
-function folderBesidePlugins(label: string): string {
-  return fs.mkdtempSync(path.join(ROOT_DIR, `.drop-in-${label}-`));
-}
-
-/** Copies a fixture as its author would have written it in plugins/ or migrations/. */
-function copyFixture(file: string, dir: string): void {
-  const text = fs.readFileSync(path.join(FIXTURES, file), 'utf8').replaceAll("'../../../src/", "'../src/");
-  fs.writeFileSync(path.join(dir, file), text);
-}
 
 /** Every file under src/, recursively. */
 function sourceFiles(dir = path.join(ROOT_DIR, 'src')): string[] {
@@ -32,8 +19,7 @@ function sourceFiles(dir = path.join(ROOT_DIR, 'src')): string[] {
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('dropping in a resource plugin (a notes plugin and its migration, nothing under src/)', () => {
-  let plugins: string;
-  let migrations: string;
+  let folders: ReturnType<typeof besidePlugins>;
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let env: Record<string, string>;
   let server: ServerProcess;
@@ -44,13 +30,11 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
 
   before(async function () {
     this.timeout(60_000);
-    plugins = folderBesidePlugins('plugins');
-    migrations = folderBesidePlugins('migrations');
-    for (const file of fs.readdirSync(path.join(ROOT_DIR, 'plugins'))) fs.copyFileSync(path.join(ROOT_DIR, 'plugins', file), path.join(plugins, file));
-    copyFixture('notes.ts', plugins);
-    copyFixture('20261201000000_notes.ts', migrations);
+    folders = besidePlugins('drop-in');
+    folders.place(path.join(FIXTURES, 'notes.ts'));
+    folders.place(path.join(FIXTURES, '20261201000000_notes.ts'));
     database = await isolatedDatabase('dropin');
-    env = { ...database.env, PLUGINS_DIR: plugins, MIGRATIONS_DIR: migrations };
+    env = { ...database.env, PLUGINS_DIR: folders.plugins, MIGRATIONS_DIR: folders.migrations };
     receiver = await startReceiver();
     server = await startServer({ ...env, WORKER: 'inline', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2' });
     const ws = await admin(['workspace', 'create', '--name', 'Drop-in', '--plan', 'pro', '--json'], env);
@@ -68,7 +52,7 @@ describe('dropping in a resource plugin (a notes plugin and its migration, nothi
     await server?.stop();
     await receiver?.close();
     await database?.drop();
-    for (const dir of [plugins, migrations]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    folders?.remove();
   });
 
   const call = async (route: string, options: { method?: string; json?: unknown; as?: string } = {}) => {
