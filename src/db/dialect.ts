@@ -46,6 +46,8 @@ export function caselessAmong(q: Knex.QueryBuilder, field: string, values: reado
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  // Written to a connection the server had just closed (mysql2 on a pooled connection cut a moment before).
+  'EPIPE',
   'ETIMEDOUT',
   'EHOSTUNREACH',
   'ENOTFOUND',
