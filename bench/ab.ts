@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
-import { loadRegistry } from '../src/kernel/registry.js';
+import { loadRegistry } from '../src/kernel/registry/registry.js';
 import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, type Run } from './lib.js';
 
 const OTHER = process.env.BENCH_OTHER;

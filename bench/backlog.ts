@@ -12,7 +12,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { newId } from '../src/common/ids.js';
 import { newDelivery } from '../src/webhooks/deliveries.js';
-import { pendingEntry } from '../src/kernel/outbox.js';
+import { pendingEntry } from '../src/kernel/storage/outbox.js';
 import { BACKEND, ROUNDS, fmt, freshDatabase, medianOf, start } from './lib.js';
 
 const PENDING = Number(process.env.BENCH_PENDING ?? 50_000);

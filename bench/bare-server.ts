@@ -18,11 +18,11 @@ import { loadConfig } from '../src/common/config.js';
 import { createDb } from '../src/db/connect.js';
 import { newId } from '../src/common/ids.js';
 import { createReads } from '../src/db/reads.js';
-import { toPage } from '../src/kernel/keyset.js';
-import { loadRegistry } from '../src/kernel/registry.js';
-import { toObject } from '../src/kernel/rows.js';
+import { toPage } from '../src/kernel/query/keyset.js';
+import { loadRegistry } from '../src/kernel/registry/registry.js';
+import { toObject } from '../src/kernel/storage/rows.js';
 import { args, LIMIT, named, param, prepare, rowsArgs, type Prepared } from '../src/db/prepared.js';
-import { termRows } from '../src/kernel/search-index.js';
+import { termRows } from '../src/kernel/storage/search-index.js';
 import { writeTransaction } from '../src/db/tx.js';
 
 const config = loadConfig();

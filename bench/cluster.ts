@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
-import { loadRegistry } from '../src/kernel/registry.js';
+import { loadRegistry } from '../src/kernel/registry/registry.js';
 import { loadConfig } from '../src/common/config.js';
 import { BACKEND, compare, DURATION, EMBEDDED, env, fmt, freshDatabase, load, start } from './lib.js';
 

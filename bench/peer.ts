@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
-import { loadRegistry } from '../src/kernel/registry.js';
+import { loadRegistry } from '../src/kernel/registry/registry.js';
 import { BACKEND, DURATION, EMBEDDED, env, fmt, freshDatabase, load, medianCpu, medianOf, ROUNDS, start, type Run, type Server } from './lib.js';
 
 const ROWS = 10_000;
@@ -35,7 +35,7 @@ for (let done = 0; done < ROWS; done += chunk) {
 await db.destroy();
 
 // A first start makes the search terms of the deals inserted above behind the service's back
-// (kernel/search-index.ts, at boot): done here, so that no measured server carries that work,
+// (kernel/storage/search-index.ts, at boot): done here, so that no measured server carries that work,
 // and the memory it grew, into its rounds (the first server started was 7% slower than a
 // second one, same settings, for that alone).
 const prime = await start('src/server.ts');

@@ -9,10 +9,10 @@
  * of every deal; q=12, 1,111 deals, whose matches drive the query), the same.
  * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379 | postgres://postgres@127.0.0.1:5432/test | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
-import { encodeCursor } from '../src/kernel/cursor.js';
-import { termRows } from '../src/kernel/search-index.js';
+import { encodeCursor } from '../src/kernel/query/cursor.js';
+import { termRows } from '../src/kernel/storage/search-index.js';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
-import { loadRegistry } from '../src/kernel/registry.js';
+import { loadRegistry } from '../src/kernel/registry/registry.js';
 import { loadConfig } from '../src/common/config.js';
 import { BACKEND, EMBEDDED, DURATION, env, freshDatabase, load, medianOf, ROUNDS, start } from './lib.js';
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { dialectOf } from '../src/db/dialect.js';
 
 /**
- * Search (docs/reference.md section 14): the words of every object's searchable fields (kernel/search.ts),
+ * Search (docs/reference.md section 14): the words of every object's searchable fields (kernel/query/search.ts),
  * one row per (workspace, resource, term, object), sought by prefix on the primary key. The
  * object's creation time comes before its id in the key, so that a common word's new rows are
  * added at the end of its range rather than all over it (a batch of 100 would otherwise touch

@@ -6,7 +6,7 @@ import { dialectOf } from '../src/db/dialect.js';
  * write adds (three a deal here, 300 a batch of 100) was checked against the workspace's row,
  * and on PostgreSQL each check is a trigger that reads and share-locks that row. The terms are
  * an index the kernel writes from the objects, always with the workspace of the key that
- * writes (kernel/search-index.ts), and the service deletes no workspace: the check guarded
+ * writes (kernel/storage/search-index.ts), and the service deletes no workspace: the check guarded
  * nothing the service can do, as `key_requests`, written at the API's pace too, has none.
  * Measured on PostgreSQL 15 here: 100 objects' 300 terms in one transaction 3.1 against 2.2 ms,
  * one object's 0.43-0.47 against 0.39 ms a transaction. SQLite keeps its key: its check is one

@@ -2,7 +2,7 @@ import { loadConfig, type Config } from './common/config.js';
 import { createDeps, type Deps, type DepsOverrides } from './deps.js';
 import { migrateCreating } from './db/create.js';
 import { servedPaths } from './api/public.js';
-import { loadRegistry, type Registry } from './kernel/registry.js';
+import { loadRegistry, type Registry } from './kernel/registry/index.js';
 import { StartupError } from './common/errors.js';
 import { refuseUnopenable } from './secrets/stored.js';
 

@@ -89,3 +89,6 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     },
   });
 }
+
+/** What the kernel's write handlers use: the database (its transactions and reads), the clock, and the outbox signal. */
+export type WriteDeps = Pick<Deps, 'db' | 'reads' | 'clock' | 'notifier'>;

@@ -2,7 +2,7 @@ import type { Deps } from './deps.js';
 import { sweepSessions } from './admin/sessions.js';
 import { sweepUsage } from './admin/usage.js';
 import { sweepRequestLog } from './admin/request-log.js';
-import { sweepExpiredKeys } from './kernel/idempotency.js';
+import { sweepExpiredKeys } from './kernel/write/index.js';
 import { sweepRetention } from './events/retention.js';
 
 const EVERY_MS = 10 * 60 * 1000;

@@ -4,7 +4,7 @@
  *
  *   import { defineResource, text, money, states, ref } from 'workspace-api/plugin';
  */
-export { changed, defineResource, isSet, reached, reservePath } from './kernel/define.js';
-export type { Change, EventDeclaration, Handler, JsonSchema, ReservedDeclaration, ResourceDeclaration, Row } from './kernel/define.js';
-export { boolean, date, datetime, email, integer, moment, money, ref, required, states, text } from './kernel/fields.js';
-export type { TextOptions } from './kernel/fields.js';
+export { changed, defineResource, isSet, reached, reservePath } from './kernel/model/index.js';
+export type { Change, EventDeclaration, Handler, JsonSchema, ReservedDeclaration, ResourceDeclaration, Row } from './kernel/model/index.js';
+export { boolean, date, datetime, email, integer, moment, money, ref, required, states, text } from './kernel/model/index.js';
+export type { TextOptions } from './kernel/model/index.js';

@@ -1,5 +1,5 @@
 import { ConfigError } from './common/config.js';
-import { PluginLoadError } from './kernel/registry.js';
+import { PluginLoadError } from './kernel/model/index.js';
 import { StartupError } from './common/errors.js';
 
 /** The one line an operator reads for a refusal at start-up; undefined for a bug. */

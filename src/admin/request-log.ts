@@ -8,7 +8,7 @@ import { numbered } from '../db/driver.js';
 import { writeTransaction } from '../db/tx.js';
 import { iso } from '../db/iso.js';
 import { indexedBy } from '../db/tables.js';
-import { keysetPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/query/index.js';
 import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
 import { requireSinceBeforeUntil } from '../common/window.js';

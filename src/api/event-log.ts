@@ -1,11 +1,11 @@
-import { WEBHOOKS_SCOPE } from '../kernel/registry.js';
+import { WEBHOOKS_SCOPE } from '../kernel/registry/index.js';
 import { eventCatalog } from '../events/catalog.js';
 import { eventLogPage, findEvent } from '../events/log.js';
 import { matches, patternErrors } from '../events/patterns.js';
 import { ApiError } from '../common/errors.js';
-import type { Registry } from '../kernel/registry.js';
-import { caller, type Route, type RouteInput } from '../kernel/route.js';
-import { PAGE_PARAMETERS } from '../kernel/schemas.js';
+import type { Registry } from '../kernel/registry/index.js';
+import { caller, type Route, type RouteInput } from '../http/route.js';
+import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { count } from '../common/words.js';
 import { epochMsOf } from '../common/rfc3339.js';

@@ -1,9 +1,9 @@
 import { createKey, findPlan, KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, keyView, listKeyPage, revokeKey, rollKey, updateKey } from '../auth/keys.js';
 import { effectiveScopes, type Plan } from '../auth/plans.js';
 import { scopeCatalog } from '../auth/scopes.js';
-import type { Registry } from '../kernel/registry.js';
-import { signedIn, who, type Route } from '../kernel/route.js';
-import { PAGE_PARAMETERS } from '../kernel/schemas.js';
+import type { Registry } from '../kernel/registry/index.js';
+import { signedIn, who, type Route } from '../http/route.js';
+import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { listRequests, requestSummary, STATUS_FILTER } from '../admin/request-log.js';
 

@@ -1,7 +1,7 @@
 import { scopeCatalog } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
-import type { Registry } from '../kernel/registry.js';
-import { caller, type Route } from '../kernel/route.js';
+import type { Registry } from '../kernel/registry/index.js';
+import { caller, type Route } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 

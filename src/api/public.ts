@@ -1,6 +1,6 @@
 import { DEFAULT_RETENTION_DAYS } from '../common/config.js';
-import type { Registry } from '../kernel/registry.js';
-import type { Api } from '../kernel/route.js';
+import type { Registry } from '../kernel/registry/index.js';
+import type { Api } from '../http/route.js';
 import { eventLogRoutes } from './event-log.js';
 import { metaRoutes } from './meta.js';
 import { resourceRoutes } from './resources.js';

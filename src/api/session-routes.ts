@@ -1,7 +1,7 @@
 import type Cookies from 'cookies';
 import { dummyHash } from '../admin/passwords.js';
 import { ABSOLUTE_MS, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
-import { signedIn, type Route, type RouteInput } from '../kernel/route.js';
+import { signedIn, type Route, type RouteInput } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { SIGN_IN_SCHEMA } from '../openapi/internal.js';
 

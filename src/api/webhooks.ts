@@ -1,8 +1,8 @@
 import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
-import type { Registry } from '../kernel/registry.js';
-import { who, type Route, type RouteInput } from '../kernel/route.js';
-import { PAGE_PARAMETERS } from '../kernel/schemas.js';
+import type { Registry } from '../kernel/registry/index.js';
+import { who, type Route, type RouteInput } from '../http/route.js';
+import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook, type SubscriptionChanges, type WebhookDeps } from '../webhooks/subscriptions.js';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { newId } from '../common/ids.js';
-import { keysetPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import type { Actor, AuditContext } from '../common/who.js';
 

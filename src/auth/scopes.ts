@@ -1,4 +1,4 @@
-import { WEBHOOKS_SCOPE, type Registry } from '../kernel/registry.js';
+import { WEBHOOKS_SCOPE, type Registry } from '../kernel/registry/index.js';
 
 /** The kernel's own scope, beside the plugins' read and write scopes. */
 export { WEBHOOKS_SCOPE };

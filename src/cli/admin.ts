@@ -5,7 +5,7 @@ import { scopeCatalog } from '../auth/scopes.js';
 import { KEY_CACHE_MS } from '../auth/lookup.js';
 import { migrate } from '../boot.js';
 import { loadConfig } from '../common/config.js';
-import { loadRegistry } from '../kernel/registry.js';
+import { loadRegistry } from '../kernel/registry/index.js';
 import { createUser, disableUser, listUsers, resetPassword } from '../admin/users.js';
 import { listWorkspaces, setKeyLifetime, setPlan } from '../admin/workspaces.js';
 import { ApiError } from '../common/errors.js';

@@ -4,10 +4,10 @@ import { loadPlugins } from '../boot.js';
 import { loadConfig } from '../common/config.js';
 import { createDb } from '../db/connect.js';
 import { migrateCreating } from '../db/create.js';
-import { migrationName, migrationText, summary } from '../kernel/migration-text.js';
-import { planTable } from '../kernel/table-plan.js';
-import { columnProblems } from '../kernel/columns.js';
-import { parseRenames, settleRenames } from '../kernel/renames.js';
+import { migrationName, migrationText, summary } from '../kernel/storage/index.js';
+import { planTable } from '../kernel/storage/index.js';
+import { columnProblems } from '../kernel/storage/index.js';
+import { parseRenames, settleRenames } from '../kernel/storage/index.js';
 import { loadKeyring } from '../secrets/load.js';
 import { runMain } from '../startup.js';
 import { StartupError } from '../common/errors.js';
@@ -18,7 +18,7 @@ import { StartupError } from '../common/errors.js';
  * tables missing and adds the columns and indexes missing, into MIGRATIONS_DIR (else
  * migrations/). It prints what it wrote; with nothing to do it writes nothing and says so. A
  * column of the wrong kind is named, never changed: that takes a migration of the author's own.
- * A column it cannot tell from a renamed one is not added (kernel/renames.ts): `--rename
+ * A column it cannot tell from a renamed one is not added (kernel/storage/renames.ts): `--rename
  * table.old:new` renames it instead. Exit 1 when it left anything for the author to do.
  */
 runMain(async () => {

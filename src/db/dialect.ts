@@ -31,7 +31,7 @@ export const CASELESS_COLLATION = 'utf8mb4_general_ci';
  * Makes a condition that `field` (an email) is one of `values` without regard to letter case,
  * alike on every backend, `lower(field)` compared with each value in lower case, in a form the
  * field's filter index serves: PostgreSQL and SQLite index `lower(field)` itself (see
- * kernel/migration-text.ts); MySQL, which has no such index before 8.0.13 and none on MariaDB,
+ * kernel/storage/migration-text.ts); MySQL, which has no such index before 8.0.13 and none on MariaDB,
  * indexes the column under CASELESS_COLLATION, so the values are first compared in that
  * collation (the index narrows; a column of another collation is still compared right, only
  * not by its index), then by `lower()` as everywhere else.

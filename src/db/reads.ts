@@ -5,7 +5,7 @@ import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnect
 
 /**
  * The hot path's reads (a list page, one object) run by the driver itself: statements that
- * knex compiled once with named values (db/prepared.ts; a resource's are its store's, kernel/store.ts) are prepared once per connection and executed
+ * knex compiled once with named values (db/prepared.ts; a resource's are its store's, kernel/storage/store.ts) are prepared once per connection and executed
  * with their values, without a query builder per request. On SQLite a read-only connection of
  * its own keeps its prepared statements (WAL: it reads beside the writer and sees every
  * commit); on MySQL, mysql2's `execute` on a connection of knex's pool, whose statement cache
@@ -18,7 +18,7 @@ export interface Reads {
   /**
    * The rows of a statement whose columns the caller knows, as objects built the fastest way
    * the driver allows. SQLite: read as arrays and built by `rowOf` (one object literal, see
-   * kernel/rows.ts), as better-sqlite3 builds a row object through V8's API a property at a
+   * kernel/storage/rows.ts), as better-sqlite3 builds a row object through V8's API a property at a
    * time: a page of 50 deals takes about 70 microseconds instead of 100, and the list serves
    * 15% more requests a second. mysql2 and node-postgres build objects in JavaScript already:
    * their arrays, turned into objects again, measured 5% to 10% slower, so there it is all().

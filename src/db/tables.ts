@@ -50,7 +50,7 @@ export function indexedBy(db: Knex, table: string, index: string): string | Knex
 }
 
 /**
- * A resource table whose rows a search's few matches name (kernel/search-index.ts): they are
+ * A resource table whose rows a search's few matches name (kernel/storage/search-index.ts): they are
  * fetched by id and sorted, not found by walking the workspace's rows in the list's order,
  * which the planners would otherwise choose to skip the sort. SQLite is told by `+` (the
  * workspace's condition then uses no index); MariaDB by leaving the keyset indexes out;

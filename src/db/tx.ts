@@ -6,7 +6,7 @@ import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnectio
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
  * driver itself, in a transaction of their own making: statements that knex compiled once (see
- * db/prepared.ts and kernel/store.ts) executed with their values on a connection taken from knex's pool, with
+ * db/prepared.ts and kernel/storage/store.ts) executed with their values on a connection taken from knex's pool, with
  * no query builder and no knex transaction per request (each costs more than the statement).
  *
  * SQLite: `BEGIN IMMEDIATE` takes the write lock first (a transaction that reads, then writes

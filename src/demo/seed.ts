@@ -3,7 +3,7 @@ import { createKey, createWorkspace } from '../auth/keys.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import type { Deps } from '../deps.js';
 import { insertSamples } from './samples.js';
-import type { Registry } from '../kernel/registry.js';
+import type { Registry } from '../kernel/registry/index.js';
 import type { AuditContext } from '../common/who.js';
 
 const ROWS_PER_RESOURCE = 60;

@@ -1,4 +1,4 @@
-import type { Registry } from '../kernel/registry.js';
+import type { Registry } from '../kernel/registry/index.js';
 import { A } from '../common/words.js';
 
 export interface EventInfo {

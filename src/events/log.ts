@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { isIdOf } from '../common/ids.js';
-import { keysetPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/query/index.js';
 
 export interface EventLogQuery {
   limit: number;

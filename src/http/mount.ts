@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
-import type { ApiDeps, Api, Route } from '../kernel/route.js';
+import type { ApiDeps, Api, Route } from './route.js';
 import { ApiError } from '../common/errors.js';
 import { NUL } from '../common/wire.js';
-import { createQueryAjv, createSchemaAjv } from '../kernel/ajv.js';
-import type { Registry } from '../kernel/registry.js';
-import { EMPTY_QUERY_SCHEMA } from '../kernel/schemas.js';
+import { createQueryAjv, createSchemaAjv } from '../kernel/model/index.js';
+import type { Registry } from '../kernel/registry/index.js';
+import { EMPTY_QUERY_SCHEMA } from '../kernel/model/index.js';
 import type { AppContext, AppState, Ctx } from './middleware/context.js';
 import { jsonBody } from './middleware/body.js';
 import { validateQuery } from './middleware/query.js';

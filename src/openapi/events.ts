@@ -1,6 +1,6 @@
 import { eventCatalog } from '../events/catalog.js';
-import type { JsonSchema } from '../kernel/define.js';
-import type { Registry } from '../kernel/registry.js';
+import type { JsonSchema } from '../kernel/model/index.js';
+import type { Registry } from '../kernel/registry/index.js';
 import { ref } from './operation.js';
 import { pageSchema, pascal } from './resources.js';
 import { inWords } from '../common/words.js';

@@ -1,6 +1,6 @@
 import { eventCatalog, TEST_EVENT, type EventInfo } from '../events/catalog.js';
-import type { Registry } from '../kernel/registry.js';
-import type { JsonSchema } from '../kernel/define.js';
+import type { Registry } from '../kernel/registry/index.js';
+import type { JsonSchema } from '../kernel/model/index.js';
 
 /** The moment every generated example is dated: fixed, so the document is the same at every boot. */
 const WHEN = '2026-11-23T09:30:00.000Z';

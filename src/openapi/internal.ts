@@ -1,7 +1,7 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
 import { KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { TOKEN_PATTERN } from '../auth/tokens.js';
-import type { JsonSchema } from '../kernel/define.js';
+import type { JsonSchema } from '../kernel/model/index.js';
 import { int, obj, scopeList, str } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';

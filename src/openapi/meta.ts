@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../kernel/define.js';
+import type { JsonSchema } from '../kernel/model/index.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 
 export const str = { type: 'string' };

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../common/errors.js';
-import type { JsonSchema } from '../kernel/define.js';
-import type { Api, Route } from '../kernel/route.js';
+import type { JsonSchema } from '../kernel/model/index.js';
+import type { Api, Route } from '../http/route.js';
 import { AUTHENTICATED_ERRORS, SESSION_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
 
 /** What reading a JSON body can answer (src/http/middleware/body.ts). */

@@ -1,5 +1,5 @@
 import { ERROR_CODES, type ErrorCode } from '../common/errors.js';
-import type { JsonSchema } from '../kernel/define.js';
+import type { JsonSchema } from '../kernel/model/index.js';
 
 /**
  * The headers answers carry, described once under components.headers; `required` says the

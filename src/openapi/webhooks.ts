@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../kernel/define.js';
+import type { JsonSchema } from '../kernel/model/index.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 import { obj } from './meta.js';
 import { ref } from './operation.js';

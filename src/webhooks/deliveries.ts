@@ -3,7 +3,7 @@ import { asNullableNumber, asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
-import { keysetPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import type { Who } from '../common/who.js';
 import { findSubscription, requireWebhookPlan, subscriptionEvent, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';

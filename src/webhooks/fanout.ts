@@ -3,7 +3,7 @@ import { whereAllowsWebhooks } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
 import { takeQueued, transaction } from '../db/dialect.js';
 import { matches } from '../events/patterns.js';
-import { PENDING_COLUMNS, type PendingEntry } from '../kernel/outbox.js';
+import { PENDING_COLUMNS, type PendingEntry } from '../kernel/storage/index.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
 
 const INSERT_CHUNK = 500;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
-import { pendingEntry } from '../kernel/outbox.js';
+import { pendingEntry } from '../kernel/storage/index.js';
 import { subscriptionEvent, type SubscriptionRow } from './subscriptions.js';
 
 /**

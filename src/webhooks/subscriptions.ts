@@ -7,7 +7,7 @@ import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialect.js';
 import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
-import { keysetPage } from '../kernel/keyset.js';
+import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import { newSecret, publicKeyOf, type SignatureKind } from './signing.js';
 import type { Keyring } from '../secrets/keyring.js';

@@ -6,10 +6,10 @@ import { scopeCatalog } from '../../src/auth/scopes.js';
 import { loadConfig } from '../../src/common/config.js';
 import type { Clock } from '../../src/common/clock.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { createApp, type App } from '../../src/http/app.js';
+import { createApp, type App } from '../../src/app.js';
 import { createHttpServer } from '../../src/http/server.js';
 import { loadPlugins } from '../../src/boot.js';
-import type { Registry } from '../../src/kernel/registry.js';
+import type { Registry } from '../../src/kernel/registry/registry.js';
 import { backend } from './backend.js';
 import { checkedFetcher } from './contract.js';
 

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { AssertionError } from 'chai';
-import { createSchemaAjv } from '../../src/kernel/ajv.js';
+import { createSchemaAjv } from '../../src/kernel/model/ajv.js';
 
 /**
  * Holds every answer a test gets to the served OpenAPI document: the status must be documented

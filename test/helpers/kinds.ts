@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { kinds, type FieldKind } from '../../src/kernel/kinds.js';
+import { kinds, type FieldKind } from '../../src/kernel/model/kinds.js';
 
 /** Every kind, with values a client may send for it and the value it must read back for each. */
 export interface KindCase {

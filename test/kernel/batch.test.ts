@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Row } from '../../src/kernel/define.js';
+import type { Row } from '../../src/kernel/model/define.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ROOT_DIR } from '../../src/common/config.js';
 import { loadPlugins } from '../../src/boot.js';
-import { loadRegistry } from '../../src/kernel/registry.js';
+import { loadRegistry } from '../../src/kernel/registry/registry.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { outcomeOf, run, startServer } from '../helpers/processes.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { Row } from '../../src/kernel/define.js';
+import type { Row } from '../../src/kernel/model/define.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
-import { sweepExpiredKeys } from '../../src/kernel/idempotency.js';
+import { sweepExpiredKeys } from '../../src/kernel/write/idempotency.js';
 import { problem } from '../helpers/problem.js';
 
 describe('Idempotency-Key on POST', () => {

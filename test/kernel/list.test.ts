@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { args } from '../../src/db/prepared.js';
-import { encodeCursor } from '../../src/kernel/cursor.js';
-import { statementsOf } from '../../src/kernel/store.js';
-import type { Row } from '../../src/kernel/define.js';
+import { encodeCursor } from '../../src/kernel/query/cursor.js';
+import { statementsOf } from '../../src/kernel/storage/store.js';
+import type { Row } from '../../src/kernel/model/define.js';
 import { insertSamples, sampleRow, seededRandom } from '../../src/demo/samples.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 

@@ -6,8 +6,8 @@ import { loadConfig, ROOT_DIR } from '../../src/common/config.js';
 import { createDb } from '../../src/db/connect.js';
 import { CASELESS_COLLATION, dialectOf } from '../../src/db/dialect.js';
 import { insertSamples } from '../../src/demo/samples.js';
-import { kinds } from '../../src/kernel/kinds.js';
-import { among } from '../../src/kernel/list.js';
+import { kinds } from '../../src/kernel/model/kinds.js';
+import { among } from '../../src/kernel/query/list.js';
 import { backend, isolatedDatabase } from '../helpers/backend.js';
 import { checkedFetcher } from '../helpers/contract.js';
 import { waitFor } from '../helpers/app.js';
@@ -321,7 +321,7 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
         const [columns] = (await db.raw("SELECT collation_name FROM information_schema.columns WHERE table_schema = database() AND table_name = 'tasks' AND column_name = 'contact'")) as [Array<{ collation_name: string }>];
         expect(columns[0]?.collation_name).to.equal(CASELESS_COLLATION);
       }
-      // The filter's own condition (kernel/list.ts), as a page asks it: planned on that index.
+      // The filter's own condition (kernel/query/list.ts), as a page asks it: planned on that index.
       const page = db('tasks').where('workspace_id', 'ws_1').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(51).select('id');
       among(page, kinds.email(), 'contact', ['Ada@Example.com']);
       const { sql, bindings } = page.toSQL();

@@ -5,8 +5,8 @@ import { expect } from 'chai';
 import knex, { type Knex } from 'knex';
 import { loadConfig } from '../../src/common/config.js';
 import { FolderMigrationSource, migrateLatest } from '../../src/db/migrate.js';
-import type { Row } from '../../src/kernel/define.js';
-import { COMMON_WALK, DRIVING_MATCHES, reindexStale } from '../../src/kernel/search-index.js';
+import type { Row } from '../../src/kernel/model/define.js';
+import { COMMON_WALK, DRIVING_MATCHES, reindexStale } from '../../src/kernel/storage/search-index.js';
 import { manualClock, startApp, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 

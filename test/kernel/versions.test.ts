@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createWorkspace } from '../../src/auth/keys.js';
 import { migrateLatest } from '../../src/db/migrate.js';
-import { expectedVersion, knownVersions, unchanged } from '../../src/kernel/versions.js';
+import { expectedVersion, knownVersions, unchanged } from '../../src/kernel/write/checks.js';
 import * as versionsMigration from '../../migrations/20261126000100_versions.js';
 import { isolatedDatabase } from '../helpers/backend.js';
 import { startApp, type TestApp } from '../helpers/app.js';
@@ -9,7 +9,7 @@ import { problem } from '../helpers/problem.js';
 
 type Json = Record<string, unknown>;
 
-describe('If-Match, read (kernel/versions.ts)', () => {
+describe('If-Match, read (kernel/write/checks.ts)', () => {
   it('takes a tag, a list of them, *, or bare digits; a weak tag matches nothing; anything else is refused', () => {
     expect(expectedVersion('')).to.equal(undefined);
     expect(expectedVersion('*')).to.deep.equal({ any: true });

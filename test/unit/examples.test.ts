@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { publicApi } from '../../src/api/public.js';
 import { loadConfig } from '../../src/common/config.js';
 import { eventCatalog } from '../../src/events/catalog.js';
-import { createSchemaAjv } from '../../src/kernel/ajv.js';
-import { loadRegistry } from '../../src/kernel/registry.js';
+import { createSchemaAjv } from '../../src/kernel/model/ajv.js';
+import { loadRegistry } from '../../src/kernel/registry/registry.js';
 import { buildOpenApi, serviceVersion } from '../../src/openapi/document.js';
 import { eventExample, exampleOf } from '../../src/openapi/examples.js';
 

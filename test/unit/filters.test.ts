@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { inValues, operatorFilters } from '../../src/kernel/filters.js';
-import { kindOf } from '../../src/kernel/kinds.js';
+import { inValues, operatorFilters } from '../../src/kernel/query/filters.js';
+import { kindOf } from '../../src/kernel/model/kinds.js';
 import { boolean, datetime, defineResource, email, integer, money, ref, states, text } from '../../src/plugin.js';
 
 const ticket = defineResource({

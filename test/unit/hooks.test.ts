@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { ApiError } from '../../src/common/errors.js';
-import type { Row } from '../../src/kernel/define.js';
-import { runValidate } from '../../src/kernel/hooks.js';
-import type { CompiledResource } from '../../src/kernel/registry.js';
+import type { Row } from '../../src/kernel/model/define.js';
+import { runValidate } from '../../src/kernel/write/hooks.js';
+import type { CompiledResource } from '../../src/kernel/registry/registry.js';
 
 /** A resource whose validate hook returns `returned`: all runValidate reads of it. */
 const returning = (returned: unknown) => ({ def: { name: 'probe', validate: () => returned } }) as unknown as CompiledResource;

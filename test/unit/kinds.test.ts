@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { kindOf, SAFE_INTEGER, storable, type FieldKind } from '../../src/kernel/kinds.js';
-import { checkMoney, moneyPairs } from '../../src/kernel/money.js';
+import { kindOf, SAFE_INTEGER, storable, type FieldKind } from '../../src/kernel/model/kinds.js';
+import { checkMoney, moneyPairs } from '../../src/kernel/model/money.js';
 import type { ApiError } from '../../src/common/errors.js';
-import { boolean, datetime, email, integer, money, moment, ref, required, states, text } from '../../src/kernel/fields.js';
+import { boolean, datetime, email, integer, money, moment, ref, required, states, text } from '../../src/kernel/model/fields.js';
 import { KIND_CASES } from '../helpers/kinds.js';
 import { textType } from '../../src/db/tables.js';
-import { fits } from '../../src/kernel/table-plan.js';
+import { fits } from '../../src/kernel/storage/table-plan.js';
 
 /** How each database hands a stored value back: MySQL may give a BIGINT as a string; both give booleans as 0 or 1. */
 const AS_READ = {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseRenames } from '../../src/kernel/renames.js';
+import { parseRenames } from '../../src/kernel/storage/renames.js';
 
 describe('migrate:make --rename', () => {
   it('reads table.old:new, given as two arguments or one, as often as asked', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { epochMsOf } from '../../src/common/rfc3339.js';
-import { createSchemaAjv } from '../../src/kernel/ajv.js';
+import { createSchemaAjv } from '../../src/kernel/model/ajv.js';
 
 const isDateTime = createSchemaAjv().compile({ type: 'string', format: 'date-time' });
 /** A day inside years 0000-9999 at each end, so that the local time in any offset has four digits. */

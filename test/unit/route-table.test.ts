@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/common/config.js';
 import { publicApi } from '../../src/api/public.js';
-import { loadRegistry } from '../../src/kernel/registry.js';
-import type { Api } from '../../src/kernel/route.js';
+import { loadRegistry } from '../../src/kernel/registry/registry.js';
+import type { Api } from '../../src/http/route.js';
 import { pathsOf } from '../../src/openapi/operation.js';
 import { ProblemResponses } from '../../src/openapi/problems.js';
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { hasEveryWord, searchWords, sameTerms, termsOf, TERM_LENGTH, wordsOf } from '../../src/kernel/search.js';
+import { hasEveryWord, searchWords, sameTerms, termsOf, TERM_LENGTH, wordsOf } from '../../src/kernel/query/search.js';
 import { ApiError } from '../../src/common/errors.js';
 
-describe('search words (kernel/search.ts)', () => {
+describe('search words (kernel/query/search.ts)', () => {
   it('splits on anything but letters and digits, lower-cases and takes accents off', () => {
     expect(wordsOf('Jörg Müller-Lüdenscheidt')).to.deep.equal(['jorg', 'muller', 'ludenscheidt']);
     expect(wordsOf('grace.hopper@navy.example')).to.deep.equal(['grace', 'hopper', 'navy', 'example']);

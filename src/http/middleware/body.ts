@@ -6,7 +6,7 @@ import getRawBody from 'raw-body';
 import { ApiError } from '../../common/errors.js';
 import { BODY_ENCODINGS, JSON_TYPES, MAX_BODY_BYTES, textProblems } from '../../common/wire.js';
 import type { Ctx } from './context.js';
-import { bodyErrors } from '../../kernel/messages.js';
+import { bodyErrors } from '../../kernel/model/index.js';
 
 /** U+FEFF at the start of the text. */
 const BOM = /^\uFEFF/;

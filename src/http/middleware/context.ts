@@ -1,5 +1,5 @@
 import type { DefaultContext, ParameterizedContext } from 'koa';
-import type { RateLimitState } from '../../kernel/route.js';
+import type { RateLimitState } from '../route.js';
 import type { AuthContext, SessionContext } from '../../common/who.js';
 
 export type { AuthContext, RateLimitState };

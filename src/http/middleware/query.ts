@@ -2,8 +2,8 @@ import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { NUL, NUL_MESSAGE } from '../../common/wire.js';
-import { formatMessage, lengthMessage, patternMessage } from '../../kernel/messages.js';
-import { filteredFields, offeredOperators } from '../../kernel/filters.js';
+import { formatMessage, lengthMessage, patternMessage } from '../../kernel/model/index.js';
+import { filteredFields, offeredOperators } from '../../kernel/query/index.js';
 
 /** `field[op]`: the field and the operator a parameter names, if it names one (`a[b][c]` names `a`, and `b][c` as its operator). */
 const OPERATOR_PARAMETER = /^([^[\]]+)\[(.*)\]$/;
