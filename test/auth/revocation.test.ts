@@ -41,10 +41,10 @@ describe('revoking a key', () => {
   });
 
   it('costs one query per list request while nothing changes: the key is cached (on SQLite until the file changes)', async () => {
-    const { token } = await app.workspaceWithKey();
+    const { token, keyId } = await app.workspaceWithKey();
     // The first lookup records last_used_at, a change to the file: the next one looks again.
     for (let i = 0; i < 2; i++) expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(async () => ((await app.deps.db('api_keys').where({ id: keyId }).first('last_used_at')) as { last_used_at: unknown }).last_used_at != null, 5000, 'last_used_at recorded');
     expect((await app.request('/v1/deals?limit=1', { token })).status).to.equal(200);
     // Every statement: those knex runs, and those the list's prepared path hands the driver.
     const statements: string[] = [];

@@ -12,9 +12,11 @@ import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
 import { backend } from '../helpers/backend.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
 // TRUST_PROXY: each browser profile sends an X-Forwarded-For of its own, so throttled sign-ins stay in their test.
-const FAST = { TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3', USAGE_FLUSH_SECONDS: '1' };
+// Two retries (the page shows a failing delivery's three attempts), usage written every second.
+const FAST = fastWebhooks({ TRUST_PROXY: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', USAGE_FLUSH_SECONDS: '1' });
 
 describe('the Developer page, in Chromium', function () {
   this.timeout(60_000);

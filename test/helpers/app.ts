@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import type { Logger } from 'pino';
 import type { AddressInfo } from 'node:net';
 import { createKey, createWorkspace, findPlan } from '../../src/auth/keys.js';
@@ -29,6 +30,8 @@ export interface TestApp {
   router: App['router'];
   /** Every route of the internal API the app mounted. */
   internalRouter: App['internalRouter'];
+  /** The HTTP server that serves it (to watch its connections and requests). */
+  server: http.Server;
   /** The app as a request listener, to serve it some other way (over TLS, say). */
   handler: ReturnType<App['koa']['callback']>;
   /**
@@ -63,6 +66,7 @@ export async function startApp(options: { clock?: Clock; env?: Record<string, st
     registry,
     router: app.router,
     internalRouter: app.internalRouter,
+    server,
     handler: app.koa.callback(),
     request(path, { token, method = 'GET', headers = {}, json, body } = {}) {
       const all: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };

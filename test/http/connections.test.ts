@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
-import { startApp, type TestApp } from '../helpers/app.js';
+import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 
 interface RawAnswer {
@@ -106,7 +106,7 @@ describe('what one client connection may hold', () => {
   });
 
   it('at HTTP_MAX_CONNECTIONS (5), a new connection takes the place of the one idle longest', async () => {
-    const silent = await openSockets(app.url, 5);
+    const silent = await openSockets(app, 5);
     const served = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`]);
     expect(served.status).to.equal(200);
     // The first silent connection made room; the others still hold their slots.
@@ -116,16 +116,17 @@ describe('what one client connection may hold', () => {
   });
 
   it('at HTTP_MAX_CONNECTIONS (5) busy with requests, the next connection is closed at once, and served once one frees', async () => {
-    const busy = await openSockets(app.url, 5);
+    const busy = await openSockets(app, 5);
     // Each sends whole headers and waits with its body: a request in progress, not idle.
+    const requests = seen(app.server, 'request');
     for (const s of busy) s.write(`POST /v1/deals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => requests() >= 5, 5000, 'the server to read the five requests');
     const refused = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`]);
     expect(refused.status).to.equal(0);
     expect(refused.closedAfterMs).to.be.below(3000);
     expect(busy.map((s) => s.closed)).to.deep.equal([false, false, false, false, false]);
     busy[0]?.destroy();
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => serverSocketOf(busy[0]!)?.destroyed === true, 5000, 'the server to close its end');
     const served = await raw(app.url, [`GET /v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`]);
     expect(served.status).to.equal(200);
     for (const s of busy) s.destroy();
@@ -173,7 +174,7 @@ describe('a thousand silent connections', () => {
   after(() => app.close());
 
   it('do not lock a client out: with 300 open (6 times the cap), GET /livez answers at once', async () => {
-    const silent = await openSockets(app.url, 300);
+    const silent = await openSockets(app, 300);
     const answer = await raw(app.url, ['GET /livez HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']);
     expect(answer.status).to.equal(200);
     expect(silent.filter((s) => !s.closed)).to.have.length.within(40, 49);
@@ -181,9 +182,24 @@ describe('a thousand silent connections', () => {
   });
 });
 
-/** `count` connections that send nothing, open once each is connected. */
-async function openSockets(url: string, count: number): Promise<net.Socket[]> {
-  const { port } = new URL(url);
+/** How many times `server` has emitted `event` since this call. */
+function seen(server: http.Server, event: 'connection' | 'request'): () => number {
+  let n = 0;
+  server.on(event, () => (n += 1));
+  return () => n;
+}
+
+/** The server's end of each connection openSockets() made, by the client's end. */
+const serverEnds = new WeakMap<net.Socket, net.Socket>();
+const serverSocketOf = (client: net.Socket) => serverEnds.get(client);
+
+/** `count` connections that send nothing, open once each is connected and the server has seen them all. */
+async function openSockets(app: TestApp, count: number): Promise<net.Socket[]> {
+  const { port } = new URL(app.url);
+  const accepted = seen(app.server, 'connection');
+  const ends = new Map<number, net.Socket>();
+  const keep = (socket: net.Socket) => ends.set(socket.remotePort ?? 0, socket);
+  app.server.on('connection', keep);
   const sockets: net.Socket[] = [];
   for (let i = 0; i < count; i += 1) {
     sockets.push(await new Promise<net.Socket>((resolve) => {
@@ -191,7 +207,11 @@ async function openSockets(url: string, count: number): Promise<net.Socket[]> {
       s.on('error', () => undefined);
     }));
   }
-  // Let the server see them all, in order.
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor(() => accepted() >= count, 10_000, `the server to see ${count} connections`);
+  app.server.off('connection', keep);
+  for (const s of sockets) {
+    const end = ends.get(s.localPort ?? -1);
+    if (end) serverEnds.set(s, end);
+  }
   return sockets;
 }

@@ -105,7 +105,7 @@ describe('the compiled build (npm run build, then node dist/...)', function () {
       const finish = await halfSentPost(server.url, '/v1/clients', token, JSON.stringify({ name: 'Arrived during the drain' }));
       await new Promise((r) => setTimeout(r, 200));
       const stopped = server.stop('SIGTERM');
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor(() => /draining in-flight requests/.test(server.stdout()), 10_000, 'the server to begin draining');
       expect(server.child.exitCode, 'the server waits for the request it is reading').to.equal(null);
       const answer = await finish();
       expect(answer).to.match(/^HTTP\/1\.1 201 /);

@@ -109,8 +109,7 @@ describe('start-up: the demo workspace and a server database that does not exist
     it('makes the demo on the database server with DEMO=true, its key on stderr and never in the JSON log stream', async () => {
       const server = await startServer({ DATABASE_URL: missing('demo'), DEMO: 'true' });
       try {
-        await new Promise((r) => setTimeout(r, 300));
-        expect(server.output()).to.match(KEY);
+        await waitFor(() => KEY.test(server.output()), 10_000, 'the demo key on stderr');
         expect(server.stdout()).not.to.match(KEY);
       } finally {
         await server.stop();

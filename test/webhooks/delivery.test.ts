@@ -3,12 +3,13 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { manualClock, startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
 type Delivery = { id: string; event_id: string; event_type: string; status: string; attempts: number; last_response_status: number | null; last_error: string | null; next_attempt_at: string | null; delivered_at: string | null };
 type Sub = { id: string; secret: string; enabled: boolean; disabled_reason: string | null };
 
 /** Settings that make retries and timeouts fit in a test: 3 retries 0.3 s apart, 1 s timeout. */
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+const FAST = fastWebhooks();
 
 describe('webhook deliveries (an in-process worker, a real receiver)', () => {
   let app: TestApp;
@@ -145,9 +146,12 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const before = await write('POST', '/v1/clients', { name: 'Earlier' });
     const sub = await subscribe(['client.*']);
     await write('PATCH', `/v1/clients/${before.id}`, { name: 'Later' });
-    await receiver.waitFor(1, (r) => r.path === sub.path);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(receiver.received.filter((r) => r.path === sub.path).map((r) => (JSON.parse(r.body) as { type: string }).type)).to.deep.equal(['client.updated']);
+    // A later event's arrival is the signal: the fan-out takes events in order, so by then it has
+    // made whatever delivery it would of the earlier ones.
+    await write('PATCH', `/v1/clients/${before.id}`, { name: 'Latest' });
+    await receiver.waitFor(2, (r) => r.path === sub.path);
+    expect((await deliveries(sub.id)).map((d) => d.event_type)).to.deep.equal(['client.updated', 'client.updated']);
+    expect(receiver.received.filter((r) => r.path === sub.path).map((r) => (JSON.parse(r.body) as { type: string }).type)).to.deep.equal(['client.updated', 'client.updated']);
   });
 
   it('retries a failing receiver with the same webhook-id until it answers 2xx', async () => {
@@ -239,8 +243,11 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     expect(JSON.parse(String(audit[0]?.details))).to.include({ reason: 'gone' });
 
     receiver.respond = () => ({});
+    // A subscription of the same events that is still on: its delivery of the next event is the
+    // signal that the fan-out has passed that event.
+    const witness = await subscribe(['client.updated']);
     await write('PATCH', `/v1/clients/${client.id}`, { name: 'Still gone' });
-    await new Promise((r) => setTimeout(r, 500));
+    await receiver.waitFor(1, (r) => r.path === witness.path);
     expect(await deliveries(sub.id)).to.have.length(1);
 
     expect(await (await app.request(`/v1/webhooks/${sub.id}`, { token, method: 'PATCH', json: { enabled: true } })).json()).to.deep.include({ enabled: true, disabled_reason: null });
@@ -289,8 +296,11 @@ describe('webhook deliveries (an in-process worker, a real receiver)', () => {
     const event = verified(target.secret, r!);
     expect(event).to.deep.include({ id: d.event_id, type: 'webhook.test' });
     expect(event.data.object.id).to.equal(target.id);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(receiver.received.filter((x) => x.path === other.path)).to.deep.equal([]);
+    // The other subscription's delivery of a later event is the signal that anything sent before it would have been.
+    await write('POST', '/v1/clients', { name: 'After the test' });
+    const [later] = await receiver.waitFor(1, (x) => x.path === other.path);
+    expect(verified(other.secret, later!).type).to.equal('client.created');
+    expect((await deliveries(other.id)).map((x) => x.event_type)).to.deep.equal(['client.created']);
     expect((await settled(target.id, 1))[0]).to.deep.include({ id: d.id, status: 'succeeded' });
   });
 

@@ -6,8 +6,9 @@ import { startApp, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { problem } from '../helpers/problem.js';
 import { startReceiver, verified, verifiedEd25519, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+const FAST = fastWebhooks();
 
 type Sub = { id: string; secret: string | null; signature: string; public_key: string | null };
 

@@ -8,8 +8,10 @@ import { migratedDatabase, withWorkerProcess } from '../helpers/processes.js';
 import { problem } from '../helpers/problem.js';
 import { localCertificate, type LocalCertificate } from '../helpers/tls.js';
 import { deliveriesOf, verified } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.3,0.3', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+// Two retries: a delivery to a broker that is down is given up after three attempts.
+const FAST = fastWebhooks({ WEBHOOK_RETRY_DELAYS: '0.3,0.3' });
 const NATS = '127.0.0.1:4222';
 
 /**

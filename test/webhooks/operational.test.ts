@@ -3,9 +3,10 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
 // One retry, soon: a failing receiver's deliveries are failed (or waiting after a failed attempt) within a second.
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '30', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+const FAST = fastWebhooks({ WEBHOOK_RETRY_DELAYS: '30' });
 
 type Sub = { id: string; secret: string; enabled: boolean; disabled_reason: string | null; failing_since: string | null; failing_reported_at: string | null };
 type Event = { id: string; type: string; data: { object: Sub & { url: string } } };
@@ -57,7 +58,10 @@ describe('operational events: webhook.failing and webhook.disabled', () => {
     // More failures the same day: no second report.
     for (let i = 0; i < 5; i += 1) await app.request('/v1/deals', { token, method: 'POST', json: { title: `Still failing ${i}` } });
     await receiver.waitFor(25, (r) => r.path === '/down');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Every one of the 25 attempts recorded is the signal: a report is written in the transaction that records its attempt.
+    await waitFor(async () => Number(((await app.deps.db('webhook_deliveries').where({ subscription_id: failing.id }).where('attempts', '>', 0).count({ n: '*' })) as Array<{ n: number | string }>)[0]!.n) === 25, 15_000, 'the 25 attempts recorded');
+    const reports = (await app.deps.db('events').where({ workspace_id: workspaceId, type: 'webhook.failing' }).count({ n: '*' })) as Array<{ n: number | string }>;
+    expect(Number(reports[0]!.n)).to.equal(1);
     expect(typesAt(watcher.path)).to.deep.equal(['webhook.failing']);
     // Never to the subscription it is about, though it selects everything.
     expect(typesAt('/down').filter((t) => t.startsWith('webhook.'))).to.deep.equal([]);

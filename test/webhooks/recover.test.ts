@@ -4,8 +4,10 @@ import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { problem } from '../helpers/problem.js';
 import { deliveriesOf, startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2,0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+// Two retries: a delivery that keeps failing is given up after three attempts, as the tests expect.
+const FAST = fastWebhooks({ WEBHOOK_RETRY_DELAYS: '0.2,0.2' });
 
 describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)', () => {
   let app: TestApp;
@@ -49,7 +51,6 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
   /** Every event of the workspace has been fanned out (so the fan-out made whatever deliveries it would). */
   const fannedOut = () =>
     waitFor(async () => Number((await app.deps.db('events').where({ workspace_id: workspaceId }).whereIn('id', app.deps.db('events_pending').select('event_id')).count({ n: '*' }))[0]!.n) === 0, 15_000, 'the fan-out');
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 700));
 
   it('delivers once each the 50 events written while the subscription was disabled, with their own webhook-id; recovering again sends none', async () => {
     const sub = await subscribe(['deal.*']);
@@ -81,8 +82,11 @@ describe('recovery: POST /v1/webhooks/{id}/recover (a real worker and receiver)'
     await waitFor(async () => (await deliveries(sub.id)).every((d) => d.status === 'succeeded'), 15_000, 'every delivery to succeed');
     const again = await recover(sub.id, { since });
     expect(await again.json()).to.deep.equal({ deliveries: 0 });
-    await settle();
-    expect(receiver.received.filter((r) => r.path === sub.path)).to.have.length(50);
+    // A later event's delivery is the signal: anything sent before it would have arrived first.
+    await app.request('/v1/deals', { token, method: 'POST', json: { title: 'After the recovery' } });
+    await receiver.waitFor(51, (r) => r.path === sub.path);
+    expect(await deliveries(sub.id)).to.have.length(51);
+    expect(receiver.received.filter((r) => r.path === sub.path)).to.have.length(51);
   });
 
   it('sends failed deliveries of the window again, never the succeeded ones, and nothing from before the subscription', async () => {

@@ -4,8 +4,9 @@ import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
 import { problem } from '../helpers/problem.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
+import { fastWebhooks } from '../helpers/settings.js';
 
-const FAST = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_DELAYS: '0.2', WEBHOOK_TIMEOUT_SECONDS: '1', WEBHOOK_LEASE_SECONDS: '3' };
+const FAST = fastWebhooks();
 
 describe('max_deliveries_per_second (two workers, one shared bucket)', function () {
   this.timeout(60_000);
