@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { Config } from './common/config.js';
 import { createDb } from './db/connect.js';
+import type { Dialect } from './db/dialect.js';
+import { dialectFor } from './db/dialects/index.js';
 import { createReads, type Reads } from './db/reads.js';
 import { serializeError } from './db/errors.js';
 import { createRedis, type Redis } from './db/redis.js';
@@ -15,6 +17,8 @@ import { loadKeyring } from './secrets/load.js';
 export interface Deps {
   readonly config: Config;
   readonly db: Knex;
+  /** Every difference between SQLite, MySQL and PostgreSQL, for this database (db/dialects/). */
+  readonly dialect: Dialect;
   /** The hot path's reads, run by the driver (db/reads.ts). */
   readonly reads: Reads;
   readonly redis: Redis | undefined;
@@ -61,12 +65,13 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const secrets = loadKeyring(config);
   const log = overrides.log ?? createLogger(config.logLevel);
   const db = createDb(config.database, log);
+  const dialect = dialectFor(db);
   const reads = createReads(db, config.database);
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
   const notifier = createNotifier(
     redis && config.redisUrl
       ? redisChannel(config.redisUrl, config.redisPrefix, { isReady: () => redis.isReady(), publish: (c, m) => redis.client.publish(c, m) }, log)
-      : config.database.client === 'postgres'
+      : dialect.notifies && 'url' in config.database
         ? pgChannel(config.database.url, db, log)
         : undefined,
   );
@@ -74,6 +79,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   return Object.freeze({
     config,
     db,
+    dialect,
     reads,
     redis,
     log,

@@ -3,11 +3,10 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { ApiError } from '../common/errors.js';
 import { asNumber } from '../db/decode.js';
-import { dialectOf, isUnavailable, type Dialect } from '../db/dialect.js';
-import { numbered } from '../db/driver.js';
+import { isUnavailable, type Dialect } from '../db/dialect.js';
+import { dialectFor } from '../db/dialects/index.js';
 import { writeTransaction } from '../db/tx.js';
 import { iso } from '../db/iso.js';
-import { indexedBy } from '../db/tables.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
@@ -117,22 +116,19 @@ function* runs<T>(items: readonly T[]): Generator<T[]> {
   for (const size of SIZES) for (; items.length - i >= size; i += size) yield items.slice(i, i + size);
 }
 
-const IGNORING: Record<Dialect, (sql: string) => string> = {
-  mysql: (sql) => sql.replace(/^INSERT/, 'INSERT IGNORE'),
-  sqlite: (sql) => sql.replace(/^INSERT/, 'INSERT OR IGNORE'),
-  postgres: (sql) => numbered(`${sql} ON CONFLICT DO NOTHING`),
-};
-const ADDING: Record<Dialect, (sql: string) => string> = {
-  mysql: (sql) => `${sql} ON DUPLICATE KEY UPDATE requests = requests + VALUES(requests)`,
-  sqlite: (sql) => `${sql} ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = requests + excluded.requests`,
-  postgres: (sql) => numbered(`${sql} ON CONFLICT (key_id, hour, status, error_code) DO UPDATE SET requests = key_request_errors.requests + excluded.requests`),
-};
 const rows = (size: number, row: string) => Array.from({ length: size }, () => row).join(', ');
 const statements = (dialect: Dialect) => ({
-  inserts: new Map<number, string>(SIZES.map((size) => [size, IGNORING[dialect](`INSERT INTO key_requests (${COLUMNS.join(', ')}) VALUES ${rows(size, ROW)}`)])),
-  upserts: new Map<number, string>(SIZES.map((size) => [size, ADDING[dialect](`INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${rows(size, '(?, ?, ?, ?, ?)')}`)])),
+  inserts: new Map<number, string>(SIZES.map((size) => [size, dialect.driverText(dialect.insertIgnoring(`INSERT INTO key_requests (${COLUMNS.join(', ')}) VALUES ${rows(size, ROW)}`))])),
+  upserts: new Map<number, string>(
+    SIZES.map((size) => [
+      size,
+      dialect.driverText(dialect.insertAdding(`INSERT INTO key_request_errors (key_id, hour, status, error_code, requests) VALUES ${rows(size, '(?, ?, ?, ?, ?)')}`, 'key_request_errors', ['key_id', 'hour', 'status', 'error_code'], ['requests'])),
+    ]),
+  ),
 });
-const STATEMENTS = { mysql: statements('mysql'), sqlite: statements('sqlite'), postgres: statements('postgres') };
+/** Each dialect's statements, made once. */
+const STATEMENTS = new WeakMap<Dialect, ReturnType<typeof statements>>();
+const statementsOf = (dialect: Dialect) => STATEMENTS.get(dialect) ?? STATEMENTS.set(dialect, statements(dialect)).get(dialect)!;
 
 /**
  * The entries, and their errors added to their hourly counts, in one transaction of the driver
@@ -149,7 +145,7 @@ async function insert(db: Knex, entries: readonly RequestEntry[]): Promise<void>
     if (counted) counted[4] += 1;
     else errors.set(id, [e.keyId, hour, e.status, code, 1]);
   }
-  const { inserts, upserts } = STATEMENTS[dialectOf(db)];
+  const { inserts, upserts } = statementsOf(dialectFor(db));
   await writeTransaction(db, async (tx) => {
     for (const run of runs(entries)) {
       const values: unknown[] = [];
@@ -205,7 +201,7 @@ export async function listRequests(db: Knex, workspaceId: string, keyId: string,
   // A key's answers other than successes, which may be few among many, through the index that holds them alone (migrations/20261128000100).
   const others = statusClass !== undefined && statusClass !== SUCCESS_CLASS;
   const q = db
-    .from(others ? indexedBy(db, 'key_requests', ERRORS_INDEX) : 'key_requests')
+    .from(others ? dialectFor(db).indexedBy(db, 'key_requests', ERRORS_INDEX) : 'key_requests')
     .select('id', 'at', 'method', 'route', 'path', 'status', 'error_code', 'duration_us', 'request_id', 'ip')
     .where('key_id', keyId);
   if (statusClass !== undefined) q.where('status_class', statusClass);

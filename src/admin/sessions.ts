@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { recordAudit } from '../audit/log.js';
 import { hashToken } from '../auth/tokens.js';
 import { asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { ApiError } from '../common/errors.js';
 import { actorOfUser, type SessionContext } from '../common/who.js';
 import { dummyHash, verifyPassword } from './passwords.js';

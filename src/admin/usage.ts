@@ -3,7 +3,8 @@ import { ApiError } from '../common/errors.js';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { asNumber } from '../db/decode.js';
-import { isMysql, isUnavailable } from '../db/dialect.js';
+import { isUnavailable } from '../db/dialect.js';
+import { dialectFor } from '../db/dialects/index.js';
 import type { Clock } from '../common/clock.js';
 import { iso } from '../db/iso.js';
 import { requireSinceBeforeUntil } from '../common/window.js';
@@ -92,10 +93,8 @@ export class UsageMeter extends BatchedWriter {
 async function upsert(db: Knex, batch: readonly Bucket[]): Promise<void> {
   const values = batch.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ');
   const bindings = batch.flatMap((b) => [b.keyId, b.workspaceId, b.hour, b.requests, b.rate_limited, b.client_errors, b.server_errors]);
-  const update = isMysql(db)
-    ? `ON DUPLICATE KEY UPDATE ${COUNTERS.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
-    : `ON CONFLICT (key_id, hour) DO UPDATE SET ${COUNTERS.map((c) => `${c} = key_usage.${c} + excluded.${c}`).join(', ')}`;
-  await db.raw(`INSERT INTO key_usage (key_id, workspace_id, hour, ${COUNTERS.join(', ')}) VALUES ${values} ${update}`, bindings);
+  const insert = `INSERT INTO key_usage (key_id, workspace_id, hour, ${COUNTERS.join(', ')}) VALUES ${values}`;
+  await db.raw(dialectFor(db).insertAdding(insert, 'key_usage', ['key_id', 'hour'], COUNTERS), bindings);
 }
 
 /**

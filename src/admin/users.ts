@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { RefusedError } from '../auth/keys.js';
-import { isDuplicateKey, transaction } from '../db/dialect.js';
+import { isDuplicateKey } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { newId } from '../common/ids.js';
 import { iso } from '../db/iso.js';
 import { generatePassword, hashPassword } from './passwords.js';

@@ -4,7 +4,7 @@ import type { AuditContext } from '../common/who.js';
 import { findPlan, liveKeys, lockWorkspace, RefusedError, whereLive } from '../auth/keys.js';
 import type { Plan } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { iso } from '../db/iso.js';
 import { monthStart } from '../webhooks/subscriptions.js';
 import { noteAuthChange } from '../db/changes.js';

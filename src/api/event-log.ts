@@ -1,9 +1,8 @@
-import { WEBHOOKS_SCOPE } from '../kernel/registry/index.js';
+import { type Registry, WEBHOOKS_SCOPE } from '../kernel/registry/index.js';
 import { eventCatalog } from '../events/catalog.js';
 import { eventLogPage, findEvent } from '../events/log.js';
 import { matches, patternErrors } from '../events/patterns.js';
 import { ApiError } from '../common/errors.js';
-import type { Registry } from '../kernel/registry/index.js';
 import { caller, type Route, type RouteInput } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';

@@ -12,6 +12,7 @@ import { keyRoutes } from './key-routes.js';
 import { documentRoute } from './meta.js';
 import { sessionRoutes } from './session-routes.js';
 import { webhookRoutes } from './webhooks.js';
+import { idListPattern } from '../common/ids.js';
 
 export const INTERNAL_BASE = '/internal/v1';
 
@@ -70,7 +71,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
         type: 'object',
         additionalProperties: false,
         properties: {
-          key_id: { type: 'string', pattern: '^key_[0-9a-z]{1,60}$', description: 'Only this key (`key_...`).' },
+          key_id: { type: 'string', pattern: idListPattern('key_'), description: 'Only this key (`key_...`).' },
           since: { type: 'string', format: 'date-time', description: 'From this time (its hour included; RFC 3339). Default: 7 days ago.' },
           until: { type: 'string', format: 'date-time', description: 'Up to this time, excluded (RFC 3339). Default: now. At most 31 days after `since`.' },
         },
@@ -129,7 +130,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
         type: 'object',
         additionalProperties: false,
         required: ['webhook_ids'],
-        properties: { webhook_ids: { type: 'string', pattern: '^wh_[0-9a-z]{1,60}(,wh_[0-9a-z]{1,60}){0,99}$', description: 'Up to 100 subscription ids, comma-separated.' } },
+        properties: { webhook_ids: { type: 'string', pattern: idListPattern('wh_', 100), description: 'Up to 100 subscription ids, comma-separated.' } },
       },
       success: { status: 200, description: 'The latest deliveries of each subscription.', schema: ref('RecentDeliveries') },
       errors: ['invalid_parameter'],

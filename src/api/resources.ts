@@ -1,18 +1,8 @@
-import { runAction } from '../kernel/write/index.js';
-import { createObject } from '../kernel/write/index.js';
-import { deleteObject } from '../kernel/write/index.js';
-import { getObject } from '../kernel/query/index.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest } from '../kernel/write/index.js';
-import { listPage, type ListQuery } from '../kernel/query/index.js';
-import { expand, expansionsOf } from '../kernel/query/index.js';
+import { createBatch, createObject, deleteObject, etagOf, expectedVersion, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest, IF_MATCH, IF_NONE_MATCH, knownVersions, MAX_BATCH, runAction, unchanged, updateObject } from '../kernel/write/index.js';
+import { expand, expansionsOf, getObject, listPage, type ListQuery } from '../kernel/query/index.js';
 import type { CompiledResource, Registry } from '../kernel/registry/index.js';
-import { actionBodySchema, batchBodySchema } from '../kernel/model/index.js';
-import { createBatch, MAX_BATCH } from '../kernel/write/index.js';
-import type { Handle, Route } from '../http/route.js';
-import type { Handler } from '../kernel/model/index.js';
-import { updateObject } from '../kernel/write/index.js';
-import { etagOf, expectedVersion, IF_MATCH, IF_NONE_MATCH, knownVersions, unchanged } from '../kernel/write/index.js';
-import { caller, headerOf } from '../http/route.js';
+import { actionBodySchema, batchBodySchema, type Handler, objectColumns } from '../kernel/model/index.js';
+import { caller, type Handle, headerOf, type Route } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { pascal } from '../openapi/resources.js';
@@ -65,7 +55,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
   const item = `${def.path}/{id}`;
   const pathParams = { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } };
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
-  const readOnly = ['id', 'created_at', 'updated_at', 'version', ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
+  const readOnly = [...objectColumns([]), ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
   const own = def.handlers ?? {};
   return [
     {

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { asNumber } from '../db/decode.js';
 import type { Knex } from 'knex';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import type { Redis } from '../db/redis.js';
 import { newId } from '../common/ids.js';
 import { compileOnUse, createSchemaAjv } from '../kernel/model/index.js';
@@ -11,8 +11,7 @@ import type { Actor, AuditContext } from '../common/who.js';
 import { ApiError } from '../common/errors.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { markRevoked, type Propagation } from './revocation.js';
-import type { Plan } from './plans.js';
-import { writes } from './plans.js';
+import { type Plan, writes } from './plans.js';
 import { displayPrefix, generateToken, hashToken } from './tokens.js';
 import { allowlistProblems, MAX_ALLOWED_IPS } from './allowlist.js';
 import { noteAuthChange } from '../db/changes.js';

@@ -8,6 +8,11 @@ export type DatabaseConfig =
   | { client: 'mysql'; url: string }
   | { client: 'postgres'; url: string };
 
+/** The file the database lives in, when it is the embedded one on disk (not in memory, not a server). */
+export function databaseFile(database: DatabaseConfig): string | undefined {
+  return database.client === 'sqlite' && database.filename !== ':memory:' ? database.filename : undefined;
+}
+
 /** Every setting, read once by loadConfig(): its type is what that function returns. */
 export type Config = ReturnType<typeof loadConfig>;
 

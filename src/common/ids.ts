@@ -59,8 +59,21 @@ export function newId(prefix: string, now = Date.now()): string {
   return prefix + base36(bytes);
 }
 
-/** What follows an id's prefix: base-36 digits, lower case. */
-const ID_TAIL = /[0-9a-z]+$/y;
+/** What follows an id's prefix: base-36 digits, lower case (what newId makes). */
+const TAIL = '[0-9a-z]';
+const ID_TAIL = new RegExp(`${TAIL}+$`, 'y');
+
+/** The JSON Schema pattern of an id made with `prefix`. */
+export const idPattern = (prefix: string): string => `^${prefix}${TAIL}+$`;
+
+/**
+ * The pattern of a parameter that takes from one up to `most` ids made with `prefix`, comma-separated,
+ * each of at most 60 characters after the prefix.
+ */
+export const idListPattern = (prefix: string, most = 1): string => `^${prefix}${TAIL}{1,60}` + (most > 1 ? `(,${prefix}${TAIL}{1,60}){0,${most - 1}}$` : '$');
+
+/** The schema of an id made with `prefix` (as it is in answers: a string of its pattern). */
+export const idSchema = (prefix: string, extra: Record<string, unknown> = {}): { type: 'string'; pattern: string } & Record<string, unknown> => ({ type: 'string', pattern: idPattern(prefix), ...extra });
 
 /**
  * Whether `id` has the form of an id made with `prefix` (the prefix, then lower-case base-36

@@ -1,46 +1,25 @@
 import type { Knex } from 'knex';
+import type { DatabaseConfig } from '../common/config.js';
 import { CommitOutcomeUnknown } from '../common/errors.js';
+import type { Reads } from './reads.js';
+import type { Tx } from './tx.js';
 
-/** The few places where MySQL, PostgreSQL and SQLite report the same thing differently. */
+/**
+ * What every database has in common (errors that mean "unavailable", "duplicate key" or
+ * "deadlock", the retry of a deadlocked transaction), and the shape of a `Dialect`: the one
+ * object per database (db/dialects/) that owns every difference between SQLite, MySQL and
+ * PostgreSQL. Code outside src/db/ asks the dialect what to do, never which database it is.
+ */
 
-export type Dialect = 'sqlite' | 'mysql' | 'postgres';
+export type DialectName = 'sqlite' | 'mysql' | 'postgres';
 
-/** Which of the three backends `db` (or a query of it) talks to. */
-export function dialectOf(db: Pick<Knex, 'client'>): Dialect {
+/**
+ * Which of the three backends `db` (or a query of it) talks to: for src/db/ and the migrations,
+ * which branch on it; everything else uses the dialect itself (db/dialects/index.ts).
+ */
+export function dialectOf(db: Pick<Knex, 'client'>): DialectName {
   const client = db.client.config.client;
   return client === 'mysql2' ? 'mysql' : client === 'pg' ? 'postgres' : 'sqlite';
-}
-
-/**
- * Makes a condition that `field` (text) is one of `values` hold exactly on every backend, letter
- * case, accents and trailing spaces included: MySQL's collation ignores all three, so there the
- * column is compared once more as bytes, after its index has found the candidates. Nothing
- * elsewhere, where text compares exactly.
- */
-export function bytewiseOnMysql(q: Knex.QueryBuilder, field: string, values: readonly string[]): void {
-  if (dialectOf(q) === 'mysql') q.whereRaw(`cast(?? as binary) in (${values.map(() => '?').join(', ')})`, [field, ...values]);
-}
-
-/**
- * The collation a caseless column (an email) has on MySQL: utf8mb4's that ignores letter case
- * in MariaDB and MySQL 8 alike (npm run migrate:make gives it to such a column).
- */
-export const CASELESS_COLLATION = 'utf8mb4_general_ci';
-
-/**
- * Makes a condition that `field` (an email) is one of `values` without regard to letter case,
- * alike on every backend, `lower(field)` compared with each value in lower case, in a form the
- * field's filter index serves: PostgreSQL and SQLite index `lower(field)` itself (see
- * kernel/storage/migration-text.ts); MySQL, which has no such index before 8.0.13 and none on MariaDB,
- * indexes the column under CASELESS_COLLATION, so the values are first compared in that
- * collation (the index narrows; a column of another collation is still compared right, only
- * not by its index), then by `lower()` as everywhere else.
- */
-export function caselessAmong(q: Knex.QueryBuilder, field: string, values: readonly string[]): void {
-  const marks = values.map(() => '?').join(', ');
-  const lowered = values.map((v) => v.toLowerCase());
-  if (dialectOf(q) === 'mysql') q.whereRaw(`?? in (${values.map(() => `? collate ${CASELESS_COLLATION}`).join(', ')})`, [field, ...lowered]);
-  q.whereRaw(`lower(??) in (${marks})`, [field, ...lowered]);
 }
 
 const UNAVAILABLE_CODES = new Set([
@@ -75,11 +54,6 @@ export function isUnavailable(error: unknown): boolean {
   // node-postgres, as a connection ends under a query or one is used after it ended.
   if (/^Connection terminated|^Client has encountered a connection error|^Client was closed/.test(error.message)) return true;
   return error.name === 'KnexTimeoutError';
-}
-
-/** MySQL/MariaDB. */
-export function isMysql(db: Knex): boolean {
-  return db.client.config.client === 'mysql2';
 }
 
 const DUPLICATE_CODES = new Set(['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE', '23505']);
@@ -123,47 +97,11 @@ export async function retryingDeadlocks<T>(attempt: (committing: () => void) => 
   }
 }
 
-/**
- * Runs `work` in a knex write transaction (retried on deadlock, see retryingDeadlocks). Callers
- * lock rows in a fixed order so that the retry stays a safety net. The resources' writes run
- * through the driver instead (db/tx.ts); this is for everything off the hot path.
- */
-export async function transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  const sqlite = dialectOf(db) === 'sqlite';
-  if (sqlite) return inTurn(db, () => run(db, work, sqlite));
-  return run(db, work, sqlite);
-}
-
-/** Each SQLite database's last transaction in line (see inTurn). */
-const lastInLine = new WeakMap<Knex, Promise<void>>();
-
-/**
- * SQLite answers synchronously, so a transaction runs start to end in one turn of the event
- * loop, and one waiting for the connection would start in the same turn, as the first one's
- * promise settles: the worker's transactions, one after another, held the loop 80 ms while
- * requests waited. In line instead, each one starting on a turn of its own.
- */
-async function inTurn<T>(db: Knex, run: () => Promise<T>): Promise<T> {
-  const previous = lastInLine.get(db) ?? Promise.resolve();
-  let done!: () => void;
-  const mine = new Promise<void>((resolve) => (done = resolve));
-  lastInLine.set(db, previous.then(() => mine));
-  await previous;
-  await new Promise((resolve) => setImmediate(resolve));
-  try {
-    return await run();
-  } finally {
-    done();
-  }
-}
-
-function run<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>, sqlite: boolean): Promise<T> {
+/** Runs `work` in a knex transaction, retried on deadlock; `begin` runs first in it (SQLite's write lock). */
+export function knexTransaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>, begin?: (trx: Knex.Transaction) => Promise<unknown>): Promise<T> {
   return retryingDeadlocks((committing) =>
     db.transaction(async (trx) => {
-      // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN).
-      // A transaction that reads, then writes after another process committed, fails with
-      // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
-      if (sqlite) await trx.raw('UPDATE workspaces SET id = id WHERE 0');
+      if (begin) await begin(trx);
       const result = await work(trx);
       committing();
       return result;
@@ -183,65 +121,6 @@ export interface ClaimSpec {
   set: Record<string, unknown>;
 }
 
-/** How many of the first claimable rows a MySQL claim picks its `limit` from, at random. */
-const CLAIM_WINDOW = 3;
-
-/**
- * Claims up to `limit` rows inside the caller's transaction and returns their keys, so that
- * concurrent workers never claim the same row.
- *
- * MySQL/MariaDB: the candidates are read without locks; then those still claimable are locked
- * by primary key (FOR UPDATE SKIP LOCKED, forced onto the primary key) and updated by key. A
- * locking read over the secondary index would lock the index before the row, the reverse of
- * what every UPDATE by key of the same rows does (recording an attempt, another claim), and
- * MariaDB deadlocks the two; by key, in ascending order, there is one lock order everywhere.
- * Each claim picks its rows at random among the first few claimable ones, so that workers
- * claiming at once rarely want the same rows.
- *
- * PostgreSQL: one UPDATE over a subquery that locks the first claimable rows (FOR UPDATE SKIP
- * LOCKED: rows another claim holds are passed over), RETURNING the keys it took; its row locks
- * take no index locks, so there is no second lock order to keep.
- *
- * SQLite (no row locks, one writer): the same UPDATE without the locking clause, whose write
- * lock serialises the rest of the transaction.
- */
-export async function claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]> {
-  if (isMysql(trx)) {
-    const locked = (await lockByKey(trx, spec, [spec.key])).map((r) => String(r[spec.key]));
-    if (locked.length > 0) await trx(spec.table).whereIn(spec.key, locked).update(spec.set);
-    return locked;
-  }
-  const first = spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit);
-  const claimed = (await trx(spec.table)
-    .whereIn(spec.key, dialectOf(trx) === 'postgres' ? first.forUpdate().skipLocked() : first)
-    .update(spec.set, [spec.key])) as unknown as Record<string, unknown>[];
-  return claimed.map((r) => String(r[spec.key]));
-}
-
-/**
- * MySQL's first step of a claim: up to `limit` of the first claimable rows (picked at random
- * among CLAIM_WINDOW times as many, read without locks), locked by primary key in ascending
- * order (FOR UPDATE SKIP LOCKED, forced onto the primary key), with their `columns`.
- */
-async function lockByKey(trx: Knex.Transaction, spec: Omit<ClaimSpec, 'set'>, columns: readonly string[]): Promise<Record<string, unknown>[]> {
-  const candidates = ((await spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit * CLAIM_WINDOW)) as Record<string, unknown>[]).map((r) => String(r[spec.key]));
-  const wanted = pick(candidates, spec.limit).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (wanted.length === 0) return [];
-  const byKey = trx.raw('?? FORCE INDEX (PRIMARY)', [spec.table]);
-  return (await spec.claimable(trx.select(columns).from(byKey).whereIn(spec.key, wanted)).forUpdate().skipLocked()) as Record<string, unknown>[];
-}
-
-/** Up to `n` of `items`, chosen at random (all of them, in order, when there are no more than `n`). */
-function pick<T>(items: T[], n: number): T[] {
-  if (items.length <= n) return items;
-  const copy = [...items];
-  for (let i = 0; i < n; i++) {
-    const j = i + Math.floor(Math.random() * (copy.length - i));
-    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
-  }
-  return copy.slice(0, n);
-}
-
 /** A queue table's entries to take, oldest key first. */
 export interface TakeSpec {
   table: string;
@@ -253,34 +132,65 @@ export interface TakeSpec {
 }
 
 /**
- * Takes up to `limit` entries off a queue table inside the caller's transaction (deletes them)
- * and returns them, so that concurrent workers never take the same entry and one that crashes
- * leaves its entries there (its transaction rolls back).
- *
- * PostgreSQL: one DELETE of the keys a subquery locks (the first entries, FOR UPDATE SKIP
- * LOCKED), RETURNING them. SQLite: one DELETE of the first entries (one writer, no row locks).
- * MySQL/MariaDB: as claimRows, the candidates read without locks, some picked at random, locked
- * by primary key (SKIP LOCKED) and read, then deleted a statement a key, in one round trip:
- * over a small table MariaDB plans `DELETE ... WHERE key IN (...)` as a scan, which waits on
- * the entries other workers hold, and two of them deadlock; `key = ?` reads its one row.
+ * Claims the first claimable rows by one UPDATE over a subquery of them (`lock` adds a locking
+ * clause to it, or leaves it) and answers the keys it took.
  */
-export async function takeQueued(trx: Knex.Transaction, spec: TakeSpec): Promise<Record<string, unknown>[]> {
-  const dialect = dialectOf(trx);
-  if (dialect === 'mysql') {
-    const taken = await lockByKey(trx, { ...spec, claimable: (q) => q, order: spec.key }, spec.columns);
-    if (taken.length > 0) await trx.raw(taken.map(() => 'DELETE FROM ?? WHERE ?? = ?').join(';\n'), taken.flatMap((row) => [spec.table, spec.key, String(row[spec.key])]));
-    return taken;
-  }
-  const returning = `RETURNING ${spec.columns.map(() => '??').join(', ')}`;
-  if (dialect === 'postgres') {
-    // `= ANY(ARRAY(...))`: the entries taken are found by their key, where `IN (subquery)` was
-    // planned as a hash join over the whole table, rows deleted and not yet vacuumed included.
-    const sql = `DELETE FROM ?? WHERE ?? = ANY(ARRAY(SELECT ?? FROM ?? ORDER BY ?? LIMIT ? FOR UPDATE SKIP LOCKED)) ${returning}`;
-    const result = (await trx.raw(sql, [spec.table, spec.key, spec.key, spec.table, spec.key, spec.limit, ...spec.columns])) as { rows: Record<string, unknown>[] };
-    return result.rows;
-  }
-  // knex's DELETE on SQLite answers a count, not the rows: RETURNING is added to its text.
-  const first = trx(spec.table).select(spec.key).orderBy(spec.key).limit(spec.limit);
-  const { sql, bindings } = trx(spec.table).whereIn(spec.key, first).delete().toSQL();
-  return (await trx.raw(`${sql} ${returning}`, [...bindings, ...spec.columns])) as Record<string, unknown>[];
+export async function claimFirst(trx: Knex.Transaction, spec: ClaimSpec, lock: (first: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<string[]> {
+  const first = spec.claimable(trx(spec.table).select(spec.key)).orderBy(spec.order).limit(spec.limit);
+  const claimed = (await trx(spec.table).whereIn(spec.key, lock(first)).update(spec.set, [spec.key])) as unknown as Record<string, unknown>[];
+  return claimed.map((r) => String(r[spec.key]));
+}
+
+/** Narrows `q` to rows whose `lower(field)` is one of `values` in lower case (an email's filter). */
+export function loweredAmong(q: Knex.QueryBuilder, field: string, values: readonly string[]): void {
+  q.whereRaw(`lower(??) in (${values.map(() => '?').join(', ')})`, [field, ...values.map((v) => v.toLowerCase())]);
+}
+
+/**
+ * One database's ways (docs/contributing.md: a fourth database is one more file of
+ * db/dialects/). Reached through `Deps.dialect`, or `dialectFor(db)` where only the connection is at hand.
+ */
+export interface Dialect {
+  /** For logs and the start-up line only: code asks the dialect what to do, never its name. */
+  readonly name: DialectName;
+  /** Events one fan-out round takes (SQLite's statements hold the event loop: fewer). */
+  readonly fanOutBatch: number;
+  /** Whether the search terms have their (object_id, term) index (migrations/20261125000000_search.ts). */
+  readonly termsByObject: boolean;
+  /** Whether the database itself can carry the wake-up signal between processes (PostgreSQL's LISTEN/NOTIFY). */
+  readonly notifies: boolean;
+
+  /** A statement written with `?` marks as this database's driver takes it (PostgreSQL numbers them). */
+  driverText(sql: string): string;
+  /** `insert` (an `INSERT INTO ... VALUES ...`) skipping each row whose key another row holds. */
+  insertIgnoring(insert: string): string;
+  /** `insert` into `table` adding its `counters` to those of the row that holds its `key` already, when one does (an upsert that counts). */
+  insertAdding(insert: string, table: string, key: readonly string[], counters: readonly string[]): string;
+
+  /** Makes a condition of `q` that text `field` is one of `values` hold exactly: letter case, accents and trailing spaces included. */
+  textExactly(q: Knex.QueryBuilder, field: string, values: readonly string[]): void;
+  /** Narrows `q` to rows whose `field` (an email) is one of `values` without regard to letter case, in a form its filter index serves. */
+  caselessAmong(q: Knex.QueryBuilder, field: string, values: readonly string[]): void;
+
+  /** Where a keyset page past a cursor reads from (a table, or the table with an index hint). */
+  keysetSource(db: Knex, table: string, column: 'created_at' | 'updated_at'): string | Knex.Raw;
+  /** A table read through one of its indexes where the planner would not choose it. */
+  indexedBy(db: Knex, table: string, index: string): string | Knex.Raw;
+  /** A resource table whose rows a search's few matches name, read by those matches (see kernel/storage/search-index.ts). */
+  drivenByTerms(db: Knex, table: string, workspaceId: string): Knex.QueryBuilder;
+  /** Narrows `q` to the rows whose `column` is among those `matches` selects, the matches driving the query. */
+  drivenBy(q: Knex.QueryBuilder, column: string, matches: Knex.QueryBuilder): Knex.QueryBuilder;
+  /** The names of a table's indexes. */
+  indexNames(db: Knex, table: string): Promise<Set<string>>;
+
+  /** Claims up to `limit` rows in the caller's transaction and answers their keys; concurrent claims never take the same row. */
+  claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]>;
+  /** Takes (deletes) up to `limit` entries off a queue table in the caller's transaction and answers them; concurrent takers never take the same one. */
+  takeQueued(trx: Knex.Transaction, spec: TakeSpec): Promise<Record<string, unknown>[]>;
+  /** Runs `work` in a knex write transaction, retried on deadlock (off the hot path). */
+  transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  /** Runs `work` in a write transaction of the driver's own (the resources' writes, db/tx.ts). */
+  writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** The hot path's reads, run by the driver (db/reads.ts). */
+  reads(db: Knex, database: DatabaseConfig): Reads;
 }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../common/config.js';
-import { mysqlCall, pgCall, withConnection, type MysqlConnection, type PgConnection } from './driver.js';
+import { dialectFor } from './dialects/index.js';
 
 /**
  * The hot path's reads (a list page, one object) run by the driver itself: statements that
@@ -27,16 +27,19 @@ export interface Reads {
   close(): void;
 }
 
+/** The hot path's reads of `db`, as its dialect runs them. */
 export function createReads(db: Knex, database: DatabaseConfig): Reads {
-  if (database.client === 'mysql') {
-    const all = (sql: string, values: readonly unknown[]) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values));
-    return { all, rows: all, close() {} };
-  }
-  if (database.client === 'postgres') {
-    const all = (sql: string, values: readonly unknown[]) => withConnection(db, (connection: PgConnection) => pgCall(connection, sql, values));
-    return { all, rows: all, close() {} };
-  }
-  if (database.filename === ':memory:') {
+  return dialectFor(db).reads(db, database);
+}
+
+/** Reads by a server's driver: `call` runs a statement on a connection of knex's pool. */
+export function driverReads(call: (sql: string, values: readonly unknown[]) => Promise<Record<string, unknown>[]>): Reads {
+  return { all: call, rows: call, close() {} };
+}
+
+/** SQLite's reads: a read-only connection of their own, or knex's for a database in memory (which no second connection sees). */
+export function sqliteReads(db: Knex, database: DatabaseConfig): Reads {
+  if (database.client !== 'sqlite' || database.filename === ':memory:') {
     const all = async (sql: string, values: readonly unknown[]) => (await db.raw(sql, values as Knex.RawBinding[])) as Record<string, unknown>[];
     return { all, rows: all, close() {} };
   }

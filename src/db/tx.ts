@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { dialectOf, retryingDeadlocks } from './dialect.js';
+import { retryingDeadlocks } from './dialect.js';
+import { dialectFor } from './dialects/index.js';
 import { FUSABLE, fuse, together, type Statement } from './fused.js';
 import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 
@@ -47,7 +48,7 @@ interface Session extends Tx {
  * outcome hangs on the server's answer (a connection lost after that is told apart, see
  * retryingDeadlocks).
  */
-interface ServerSession extends Tx {
+export interface ServerSession extends Tx {
   commit(committing: () => void): Promise<void>;
   rollback(): Promise<void>;
 }
@@ -67,7 +68,7 @@ function sqliteSession(connection: SqliteConnection): Session {
  * `COMMIT` at the end. A create, INSERTs alone, is one round trip where there were five. Reads,
  * writes of other kinds and a batch's INSERTs (db/fused.ts) stay prepared statements (`execute`).
  */
-function mysqlSession(connection: MysqlConnection): ServerSession {
+export function mysqlSession(connection: MysqlConnection): ServerSession {
   let begun = false;
   let waiting: Statement[] = [];
   const send = async (last?: 'COMMIT') => {
@@ -116,7 +117,7 @@ function mysqlSession(connection: MysqlConnection): ServerSession {
  * A write made of INSERTs alone (a create) is then one statement, which commits on its own:
  * one round trip where BEGIN, each INSERT and COMMIT took one each.
  */
-function pgSession(connection: PgConnection): ServerSession {
+export function pgSession(connection: PgConnection): ServerSession {
   let begun = false;
   let waiting: Statement[] = [];
   /** The INSERTs waiting, as few statements as they fuse into (none wait after). */
@@ -167,14 +168,17 @@ function pgSession(connection: PgConnection): ServerSession {
 /**
  * Runs `work` in a write transaction on one of knex's connections; `work` must touch nothing but
  * the database (it may run again). On SQLite the writes that arrive together commit together
- * (see groupCommit).
+ * (see groupCommit); on MySQL and PostgreSQL in a session of their own (sessionTransaction).
  */
 export function writeTransaction<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const dialect = dialectOf(db);
-  if (dialect === 'sqlite') return groupCommit(db, work);
+  return dialectFor(db).writeTransaction(db, work);
+}
+
+/** A server's write transaction: `work` in a session `open` makes on a connection, committed, retried on deadlock. */
+export function sessionTransaction<T, C>(db: Knex, work: (tx: Tx) => Promise<T>, open: (connection: C) => ServerSession): Promise<T> {
   return retryingDeadlocks((committing) =>
-    withConnection(db, async (connection) => {
-      const session = dialect === 'mysql' ? mysqlSession(connection as MysqlConnection) : pgSession(connection as PgConnection);
+    withConnection(db, async (connection: C) => {
+      const session = open(connection);
       // Each session begins with its first statement (see mysqlSession, pgSession).
       try {
         const result = await work(session);
@@ -219,7 +223,7 @@ const lines = new WeakMap<Knex, Line>();
  * uncommitted rows: two creates with one Idempotency-Key), so each runs at most twice and
  * answers as it would have alone.
  */
-function groupCommit<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
+export function groupCommit<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<T> {
   let line = lines.get(db);
   if (!line) lines.set(db, (line = { waiting: [], running: false }));
   const queue = line;

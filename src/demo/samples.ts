@@ -1,10 +1,8 @@
 import type { Knex } from 'knex';
 import { newId } from '../common/ids.js';
-import type { JsonSchema, Row } from '../kernel/model/index.js';
-import { validatorPerKey } from '../kernel/model/index.js';
+import { type JsonSchema, type Row, validatorPerKey } from '../kernel/model/index.js';
 import type { CompiledResource, Registry } from '../kernel/registry/index.js';
-import { pickFields, toStored } from '../kernel/storage/index.js';
-import { termRows } from '../kernel/storage/index.js';
+import { pickFields, termRows, toStored } from '../kernel/storage/index.js';
 
 /** A small deterministic generator, so a seed gives the same sample data every time. */
 export function seededRandom(seed: number): () => number {

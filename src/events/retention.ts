@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 
 /** Events per batch: each batch is one short transaction, so a write waits for at most one. */
 export const RETENTION_BATCH = 100;

@@ -4,12 +4,13 @@ import type { Registry } from '../kernel/registry/index.js';
 import { ref } from './operation.js';
 import { pageSchema, pascal } from './resources.js';
 import { inWords } from '../common/words.js';
+import { idPattern } from '../common/ids.js';
 
 const SIGNATURE = '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$';
 
 /** The headers of every delivery (Standard Webhooks), as parameters of each webhook operation. */
 export const DELIVERY_HEADERS: JsonSchema[] = [
-  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every retry, so a receiver can drop duplicates.', schema: { type: 'string', pattern: '^evt_[0-9a-z]+$' } },
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every retry, so a receiver can drop duplicates.', schema: { type: 'string', pattern: idPattern('evt_') } },
   { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt. Refuse deliveries far from your clock (Standard Webhooks libraries allow 5 minutes).', schema: { type: 'string', pattern: '^[0-9]+$' } },
   {
     name: 'webhook-signature',
@@ -53,7 +54,7 @@ function envelope(type: string, object: JsonSchema, previous: JsonSchema): JsonS
     additionalProperties: false,
     required: ['id', 'type', 'created_at', 'data'],
     properties: {
-      id: { type: 'string', pattern: '^evt_[0-9a-z]+$' },
+      id: { type: 'string', pattern: idPattern('evt_') },
       type: { type: 'string', const: type },
       created_at: { type: 'string', format: 'date-time' },
       data: {
@@ -84,7 +85,7 @@ function thin(type: string, versioned: boolean): JsonSchema {
     description: 'The thin payload, for a subscription with payload: "thin".',
     required: ['id', 'type', 'created_at', 'data'],
     properties: {
-      id: { type: 'string', pattern: '^evt_[0-9a-z]+$' },
+      id: { type: 'string', pattern: idPattern('evt_') },
       type: { type: 'string', const: type },
       created_at: { type: 'string', format: 'date-time' },
       data: { type: 'object', additionalProperties: false, required: ['object'], properties: { object } },

@@ -6,6 +6,7 @@ import { int, obj, scopeList, str } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 import { time } from './webhooks.js';
+import { idPattern } from '../common/ids.js';
 
 const nullableStr = { type: ['string', 'null'] };
 
@@ -19,7 +20,7 @@ const actor = obj(
 );
 
 const keyProperties: Record<string, JsonSchema> = {
-  id: { type: 'string', pattern: '^key_[0-9a-z]+$' },
+  id: { type: 'string', pattern: idPattern('key_') },
   name: str,
   prefix: { type: 'string', description: 'The first characters of the token: enough to recognise it, never enough to use it.' },
   scopes: { type: 'array', items: str },
@@ -55,7 +56,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   }),
   Session: obj(
     {
-      user: obj({ id: { type: 'string', pattern: '^usr_[0-9a-z]+$' }, email: str, name: str, role: { type: 'string', enum: ['admin', 'viewer'] } }),
+      user: obj({ id: { type: 'string', pattern: idPattern('usr_') }, email: str, name: str, role: { type: 'string', enum: ['admin', 'viewer'] } }),
       workspace: obj({ id: str, name: str, plan: str }),
     },
     'Who is signed in, and their workspace.',
@@ -78,7 +79,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
       items: obj(
         {
           start: time("The hour's first instant (UTC)."),
-          key_id: { type: 'string', pattern: '^key_[0-9a-z]+$' },
+          key_id: { type: 'string', pattern: idPattern('key_') },
           requests: int(0),
           rate_limited: { type: 'integer', minimum: 0, description: 'Refused by the key\'s rate limit (429).' },
           client_errors: { type: 'integer', minimum: 0, description: 'Other 4xx answers.' },
@@ -98,7 +99,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
     {
       ...keyProperties,
       token: { type: 'string', pattern: `^${TOKEN_PATTERN}$`, description: 'The new token, shown only in this answer: keep it.' },
-      replaces: obj({ id: { type: 'string', pattern: '^key_[0-9a-z]+$' }, revoked_at: time('When the old key is refused from: now plus overlap_seconds.') }, 'The old key.'),
+      replaces: obj({ id: { type: 'string', pattern: idPattern('key_') }, revoked_at: time('When the old key is refused from: now plus overlap_seconds.') }, 'The old key.'),
     },
     'The new key of a roll, its token, and the key it replaces.',
   ),
@@ -140,7 +141,7 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   ),
   AuditEntry: obj(
     {
-      id: { type: 'string', pattern: '^aud_[0-9a-z]+$' },
+      id: { type: 'string', pattern: idPattern('aud_') },
       at: time('When it happened.'),
       actor: ref('Actor'),
       action: { type: 'string', enum: [...AUDIT_ACTIONS] },

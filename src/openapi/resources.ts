@@ -1,9 +1,8 @@
-import type { JsonSchema } from '../kernel/model/index.js';
+import { batchBodySchema, type JsonSchema } from '../kernel/model/index.js';
 import type { CompiledResource } from '../kernel/registry/index.js';
 import { ref } from './operation.js';
 import { expandable } from '../kernel/query/index.js';
 import { MAX_BATCH } from '../kernel/write/index.js';
-import { batchBodySchema } from '../kernel/model/index.js';
 
 /** `deal` -> `Deal`, `price_list` -> `PriceList`, `/price-lists` -> `PriceLists`. */
 export function pascal(name: string): string {

@@ -3,12 +3,13 @@ import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schema
 import { obj } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
+import { idPattern } from '../common/ids.js';
 
 /** An RFC 3339 time, or null when `nullable`. */
 export const time = (description: string, nullable = false): JsonSchema => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
 
 const subscriptionProperties: Record<string, JsonSchema> = {
-  id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },
+  id: { type: 'string', pattern: idPattern('wh_') },
   url: { type: 'string', format: 'uri' },
   events: { type: 'array', items: { type: 'string' }, examples: [['deal.*', 'invoice.paid']], description: 'Patterns: an event name, `*`, or `<resource>.*`.' },
   description: { type: ['string', 'null'] },
@@ -25,9 +26,9 @@ const subscriptionProperties: Record<string, JsonSchema> = {
 };
 
 const deliveryProperties: Record<string, JsonSchema> = {
-  id: { type: 'string', pattern: '^dlv_[0-9a-z]+$' },
-  webhook_id: { type: 'string', pattern: '^wh_[0-9a-z]+$' },
-  event_id: { type: 'string', pattern: '^evt_[0-9a-z]+$', description: 'Also the webhook-id header of every attempt.' },
+  id: { type: 'string', pattern: idPattern('dlv_') },
+  webhook_id: { type: 'string', pattern: idPattern('wh_') },
+  event_id: { type: 'string', pattern: idPattern('evt_'), description: 'Also the webhook-id header of every attempt.' },
   event_type: { type: 'string' },
   status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
   attempts: { type: 'integer', minimum: 0, description: 'How many attempts were made.' },

@@ -1,13 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, decodeKey, type Config } from '../common/config.js';
+import { ConfigError, databaseFile, decodeKey, type Config } from '../common/config.js';
 import { createKeyring, newKey, type Keyring } from './keyring.js';
 
 /** The embedded default's key file, beside its database. */
 export function keyFileOf(config: Config): string | undefined {
-  const { database } = config;
-  if (database.client !== 'sqlite' || database.filename === ':memory:') return undefined;
-  return path.join(path.dirname(database.filename), 'secret.key');
+  const file = databaseFile(config.database);
+  return file === undefined ? undefined : path.join(path.dirname(file), 'secret.key');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
-import { claimRows, transaction } from '../db/dialect.js';
+import { claimRows, transaction } from '../db/dialects/index.js';
 import type { DeliveryRow } from './deliveries.js';
 import type { Payload } from './payloads.js';
 

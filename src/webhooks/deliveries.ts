@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNullableNumber, asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/query/index.js';

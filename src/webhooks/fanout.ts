@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { whereAllowsWebhooks } from '../auth/plans.js';
 import { asNumber } from '../db/decode.js';
-import { takeQueued, transaction } from '../db/dialect.js';
+import { takeQueued, transaction } from '../db/dialects/index.js';
 import { matches } from '../events/patterns.js';
 import { PENDING_COLUMNS, type PendingEntry } from '../kernel/storage/index.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordAudit, SYSTEM } from '../audit/log.js';
 import { asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import type { Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';

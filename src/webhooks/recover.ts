@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { matches } from '../events/patterns.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
 import { ApiError } from '../common/errors.js';

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { findPlan } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/query/index.js';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { transaction } from '../db/dialect.js';
+import { transaction } from '../db/dialects/index.js';
 import type { Redis } from '../db/redis.js';
 import { deferClaimed, type Job } from './claim.js';
 

@@ -15,14 +15,6 @@ import { createResolve } from './ssrf.js';
 import { signingSecrets } from './subscriptions.js';
 import { Wakeup } from './wakeup.js';
 
-/**
- * Events fanned out per transaction. On SQLite every statement runs on the event loop
- * (better-sqlite3 is synchronous), and the inline worker shares that loop with the API: 40
- * keeps a fan-out to a few milliseconds (with 100 and the claim in the same turn, /v1/health's
- * p99 was 36 ms while 50,000 events were fanned out, against 26 ms; bench:backlog). MySQL's
- * statements do not hold the loop.
- */
-const FAN_OUT_BATCH = { mysql: 500, postgres: 500, sqlite: 40 } as const;
 const CLAIM_BATCH = 100;
 /**
  * After a round that found work but filled no batch, the next one waits: half a millisecond for
@@ -78,7 +70,7 @@ export interface WorkerOptions {
   inline?: boolean;
 }
 
-type WorkerDeps = Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics' | 'secrets'> & Partial<Pick<Deps, 'redis'>>;
+type WorkerDeps = Pick<Deps, 'db' | 'dialect' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics' | 'secrets'> & Partial<Pick<Deps, 'redis'>>;
 
 export function startWorker(deps: WorkerDeps, options: WorkerOptions = {}): Worker {
   return new DeliveryWorker(deps, options);
@@ -194,8 +186,8 @@ class DeliveryWorker implements Worker {
 
   /** One round: fans out committed events, then claims and sends what is due. What it found, and how many events it fanned out. */
   private async cycle(): Promise<{ found: Found; fanned: number }> {
-    const { db, clock, config } = this.deps;
-    const fanBatch = FAN_OUT_BATCH[config.database.client];
+    const { db, clock, config, dialect } = this.deps;
+    const fanBatch = dialect.fanOutBatch;
     const fanned = await fanOut(db, clock.now(), fanBatch, config.webhookRetryDelays.length);
     let found: Found = fanned.events === fanBatch ? 'full' : fanned.events > 0 ? 'some' : 'nothing';
     // The claim on a turn of its own: events fanned out, then the requests waiting, then the claim.

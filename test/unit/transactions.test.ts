@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import knex, { type Knex } from 'knex';
-import { transaction } from '../../src/db/dialect.js';
+import { transaction } from '../../src/db/dialects/index.js';
 
 describe('SQLite transactions in line (src/db/dialect.ts)', () => {
   let db: Knex;

@@ -168,7 +168,16 @@ function checkBounds(where: string, schema: JsonSchema): void {
 
 const NAME = /^[a-z][a-z0-9_]*$/;
 const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
-const KERNEL_FIELDS = ['id', 'workspace_id', 'created_at', 'updated_at', 'version'];
+
+/**
+ * What the kernel keeps on every object, said once: `id` first, the plugin's fields, then these
+ * (docs/reference.md section 16 for `version`). Every table also has `workspace_id` after the id.
+ */
+export const KERNEL_TAIL = ['created_at', 'updated_at', 'version'] as const;
+/** An object's properties in the order answers give them: the id, the plugin's `fields`, the kernel's tail. */
+export const objectColumns = (fields: readonly string[]): string[] => ['id', ...fields, ...KERNEL_TAIL];
+/** Names no field may take: the kernel's own columns. */
+const KERNEL_FIELDS: readonly string[] = [...objectColumns([]), 'workspace_id'];
 const HANDLERS = ['list', 'get', 'create', 'update', 'delete'];
 
 function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {

@@ -1,6 +1,7 @@
 import type { JsonSchema } from './define.js';
 import { kinds, mark, withKind } from './kinds.js';
 import { unknownKeyOf } from '../../common/words.js';
+import { idPattern } from '../../common/ids.js';
 
 /** Reusable field schemas for plugins, so money and references read the same everywhere. */
 
@@ -133,7 +134,7 @@ export function ref(resource: string, description: string): JsonSchema {
  */
 export function idRef(prefix: string, description: string): JsonSchema {
   const resource = prefix.replace(/_$/, '');
-  return mark({ type: ['string', 'null'], pattern: `^${prefix}[0-9a-z]+$`, maxLength: 64, description }, DEPRECATED, `idRef('${prefix}', ...) is deprecated: declare the field with ref('${resource}', ...) from 'workspace-api/plugin', which names the resource once (and drop it from references)`);
+  return mark({ type: ['string', 'null'], pattern: idPattern(prefix), maxLength: 64, description }, DEPRECATED, `idRef('${prefix}', ...) is deprecated: declare the field with ref('${resource}', ...) from 'workspace-api/plugin', which names the resource once (and drop it from references)`);
 }
 
 export function date(description: string): JsonSchema {

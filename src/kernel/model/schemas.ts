@@ -1,7 +1,8 @@
-import type { ActionDeclaration, JsonSchema, Resource } from './define.js';
+import { objectColumns, type ActionDeclaration, type JsonSchema, type Resource } from './define.js';
 import type { OperatorFilter } from '../query/index.js';
 import { kindOf, storable } from './kinds.js';
 import { isRequired } from './fields.js';
+import { idPattern } from '../../common/ids.js';
 
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -15,9 +16,9 @@ export function objectSchema(resource: Resource): JsonSchema {
     type: 'object',
     description: resource.description,
     additionalProperties: false,
-    required: ['id', ...fields, 'created_at', 'updated_at', 'version'],
+    required: objectColumns(fields),
     properties: {
-      id: { type: 'string', pattern: `^${resource.idPrefix}[0-9a-z]+$`, readOnly: true },
+      id: { type: 'string', pattern: idPattern(resource.idPrefix), readOnly: true },
       ...resource.fields,
       created_at: timestamp('When the object was created (RFC 3339, UTC, milliseconds).'),
       updated_at: timestamp('When the object last changed (RFC 3339, UTC, milliseconds).'),

@@ -1,7 +1,5 @@
 import { ApiError } from '../../common/errors.js';
-import type { Row } from '../model/index.js';
-import type { JsonSchema, Resource } from '../model/index.js';
-import type { FieldKind } from '../model/index.js';
+import type { FieldKind, JsonSchema, Resource, Row } from '../model/index.js';
 import type { ResourceStore } from '../storage/index.js';
 
 /**

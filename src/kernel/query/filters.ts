@@ -1,5 +1,4 @@
-import type { JsonSchema, Resource } from '../model/index.js';
-import { kinds as kindsOf, type FieldKind, type FilterOperator } from '../model/index.js';
+import { type FieldKind, type FilterOperator, type JsonSchema, kinds as kindsOf, type Resource } from '../model/index.js';
 
 /**
  * The operators of a list (docs/reference.md section 14), derived from the fields' kinds: what a plugin

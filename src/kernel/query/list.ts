@@ -1,11 +1,10 @@
 import { decodeCursor } from './cursor.js';
-import type { SortField } from '../model/index.js';
+import type { FieldKind, SortField } from '../model/index.js';
 import { ApiError } from '../../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
 import { searchWords } from './search.js';
-import { bytewiseOnMysql, caselessAmong } from '../../db/dialect.js';
-import type { FieldKind } from '../model/index.js';
+import { dialectFor } from '../../db/dialects/index.js';
 import type { ResourceStore } from '../storage/index.js';
 import { epochMsOf } from '../../common/rfc3339.js';
 
@@ -77,15 +76,15 @@ function narrow(q: ReturnType<ResourceStore['query']>, filter: OperatorFilter, v
 
 /**
  * Rows whose `field` is one of `values`, alike on every backend: without regard to letter case
- * where its kind says so (an email: db/dialect.ts caselessAmong, which its filter's index
- * serves), else exactly (a text: db/dialect.ts bytewiseOnMysql).
+ * where its kind says so (an email: the dialect's caselessAmong, which its filter's index
+ * serves), else exactly (a text: the dialect's textExactly).
  */
 export function among(q: ReturnType<ResourceStore['query']>, fieldKind: FieldKind | undefined, field: string, values: readonly string[]): void {
   if (fieldKind?.caseless) {
-    caselessAmong(q, field, values);
+    dialectFor(q).caselessAmong(q, field, values);
     return;
   }
   if (values.length === 1) q.where(field, values[0] as string);
   else q.whereIn(field, [...values]);
-  if (fieldKind?.name === 'text') bytewiseOnMysql(q, field, values);
+  if (fieldKind?.name === 'text') dialectFor(q).textExactly(q, field, values);
 }

@@ -1,6 +1,5 @@
 import { ApiError } from '../../common/errors.js';
-import type { JsonSchema, Resource, Row } from '../model/index.js';
-import type { FieldKind } from '../model/index.js';
+import type { FieldKind, JsonSchema, Resource, Row } from '../model/index.js';
 
 /**
  * Search (docs/reference.md section 14): `q=<words>` finds the objects where every word is the start of a

@@ -2,16 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { createQueryAjv, createSchemaAjv } from '../model/index.js';
-import { isPlugin, PluginLoadError, type JsonSchema, type PluginExport, type Reserved, type Resource } from '../model/index.js';
-import { deprecationOf, referenceOf } from '../model/index.js';
-import { kindOf, type FieldKind } from '../model/index.js';
-import { operatorFilters, type OperatorFilter } from '../query/index.js';
-import { expandParameter } from '../query/index.js';
-import { moneyPairs, type MoneyPair } from '../model/index.js';
-import { searchableFields, searchParameter } from '../query/index.js';
-import { actionBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from '../model/index.js';
+import { actionBodySchema, createBodySchema, createQueryAjv, createSchemaAjv, deprecationOf, type FieldKind, isPlugin, type JsonSchema, kindOf, listQuerySchema, type MoneyPair, moneyPairs, objectColumns, objectSchema, type PluginExport, PluginLoadError, referenceOf, type Reserved, type Resource, updateBodySchema } from '../model/index.js';
+import { expandParameter, type OperatorFilter, operatorFilters, searchableFields, searchParameter } from '../query/index.js';
 import { importFile } from '../../common/modules.js';
+import { idPattern } from '../../common/ids.js';
 
 export interface CompiledResource {
   readonly def: Resource;
@@ -126,7 +120,7 @@ function withReferencePatterns(plugin: Resource, prefixes: ReadonlyMap<string, s
     if (!prefix) throw new PluginLoadError(file, `reference "${field}" names unknown resource "${target}"`);
     fields ??= { ...plugin.fields };
     const { type, maxLength, description, ...rest } = schema;
-    fields[field] = { type, pattern: `^${prefix}[0-9a-z]+$`, maxLength, description, examples: [`${prefix}8f2kq0w7m3ab`], ...rest };
+    fields[field] = { type, pattern: idPattern(prefix), maxLength, description, examples: [`${prefix}8f2kq0w7m3ab`], ...rest };
   }
   return fields ? Object.freeze({ ...plugin, fields: Object.freeze(fields) }) : plugin;
 }
@@ -235,7 +229,7 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
         getQuerySchema: getQuery,
         createBodySchema: createBody,
         updateBodySchema: updateBody,
-        columns: Object.freeze(['id', ...fields, 'created_at', 'updated_at', 'version']),
+        columns: Object.freeze(objectColumns(fields)),
         kinds,
         filters: Object.freeze(filters),
         searchable: Object.freeze(searchable),
@@ -250,8 +244,8 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
       const other = byName.get(target);
       if (!other) throw new PluginLoadError(r.file, `reference "${field}" names unknown resource "${target}"`);
       const pattern = r.def.fields[field]?.pattern;
-      if (pattern !== `^${other.def.idPrefix}[0-9a-z]+$`) {
-        throw new PluginLoadError(r.file, `reference "${field}" must have the pattern of ${target} ids (^${other.def.idPrefix}[0-9a-z]+$)`);
+      if (pattern !== idPattern(other.def.idPrefix)) {
+        throw new PluginLoadError(r.file, `reference "${field}" must have the pattern of ${target} ids (${idPattern(other.def.idPrefix)})`);
       }
     }
   }

@@ -1,4 +1,4 @@
-import { CASELESS_COLLATION } from '../../db/dialect.js';
+import { CASELESS_COLLATION, MYSQL_IN_MIGRATION } from '../../db/dialects/index.js';
 import { textType, type Column } from '../../db/tables.js';
 import { fieldColumns, KERNEL_TIMES, KERNEL_VERSION, VERSION_DEFAULT, type IndexSpec, type NamedColumn, type TablePlan } from './table-plan.js';
 
@@ -38,7 +38,7 @@ function helpers(plans: readonly TablePlan[]): string[] {
   return [
     '  // Emails compare without regard to letter case, by their lower case: PostgreSQL and SQLite',
     '  // index lower(column); MySQL indexes the column, under a collation that ignores case.',
-    "  const mysql = knex.client.config.client === 'mysql2';",
+    `  const mysql = ${MYSQL_IN_MIGRATION};`,
     ...(columns ? [`  const caseless = (column: Knex.ColumnBuilder) => (mysql ? column.collate(${q(CASELESS_COLLATION)}) : column);`] : []),
     ...(indexes ? ["  const lower = (column: string) => (mysql ? column : knex.raw('lower(??)', [column]));"] : []),
   ];

@@ -2,13 +2,11 @@ import type { Knex } from 'knex';
 import { insertRows } from '../../db/insert-rows.js';
 import { args, LIMIT, param, preparedOnce, ROWS_PER_INSERT } from '../../db/prepared.js';
 import type { Reads } from '../../db/reads.js';
-import { dialectOf, transaction } from '../../db/dialect.js';
-import { drivenBy } from '../../db/tables.js';
+import { dialectFor, transaction } from '../../db/dialects/index.js';
 import type { Tx } from '../../db/tx.js';
 import type { Row } from '../model/index.js';
-import type { Walk } from '../query/index.js';
+import { hasEveryWord, sameTerms, termsOf, type Walk, WORDS_VERSION } from '../query/index.js';
 import type { CompiledResource, Registry } from '../registry/index.js';
-import { hasEveryWord, sameTerms, termsOf, WORDS_VERSION } from '../query/index.js';
 
 /**
  * The `search_terms` table of one resource (kernel/query/search.ts says what a term is): the store
@@ -89,7 +87,8 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
   if (resource.searchable.length === 0) return undefined;
   const name = resource.def.name;
   // Whether the terms have their (object_id, term) index (migrations/20261125000000_search.ts).
-  const seeksByObject = dialectOf(db) !== 'sqlite';
+  const dialect = dialectFor(db);
+  const seeksByObject = dialect.termsByObject;
   const starting = (q: Knex.QueryBuilder, workspaceId: Knex.Value, resourceName: Knex.Value, word: Knex.Value, end: Knex.Value) =>
     q.from('search_terms').where('workspace_id', workspaceId).andWhere('resource', resourceName).andWhere('term', '>=', word).andWhere('term', '<', end);
   // How many objects a word starts a term of, counted up to one past DRIVING_MATCHES: one index range, cut short.
@@ -146,7 +145,7 @@ export function searchIndexOf(db: Knex, reads: Reads, resource: CompiledResource
       if ((counts[0]?.n ?? Infinity) > DRIVING_MATCHES) return { q: from(false), checked: checked(rarestFirst, COMMON_WALK) };
       const [rarest, ...others] = rarestFirst;
       // The rarest word's matches drive; the others are checked on them.
-      const q = drivenBy(db, from(true), 'id', matches(rarest!));
+      const q = dialect.drivenBy(from(true), 'id', matches(rarest!));
       if (others.length === 0) return { q };
       if (!seeksByObject) return { q, checked: checked(others, DRIVEN_WALK) };
       for (const word of others) q.whereIn('id', matches(word));

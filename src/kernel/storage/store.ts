@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { insertRows } from '../../db/insert-rows.js';
 import { args, LIMIT, named, param, prepare, type Prepared } from '../../db/prepared.js';
 import type { Reads } from '../../db/reads.js';
-import { drivenByTerms, keysetSource } from '../../db/tables.js';
+import { dialectFor } from '../../db/dialects/index.js';
 import type { Tx } from '../../db/tx.js';
 import type { Change, Row, SortField } from '../model/index.js';
 import { eventsFor, writeEvents } from './outbox.js';
@@ -80,7 +80,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
     for (const order of ['asc', 'desc'] as const) {
       for (const past of [false, true]) {
         // Past a cursor, the sort's keyset index (MariaDB would otherwise walk every row before it).
-        const q = db.from(past ? keysetSource(db, table, column) : table).where('workspace_id', param('workspace_id'));
+        const q = db.from(past ? dialectFor(db).keysetSource(db, table, column) : table).where('workspace_id', param('workspace_id'));
         if (past) afterKeyset(q, column, order, { value: param('value'), id: param('id') });
         pages.set(`${column}:${order}:${past ? 'after' : 'first'}`, prepare(q.orderBy([{ column, order }, { column: 'id', order }]).limit(LIMIT).select(resource.columns)));
       }
@@ -104,6 +104,7 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
 function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references: Map<string, ResourceStore>): ResourceStore {
   const s = statementsOf(db, resource);
   const index = searchIndexOf(db, reads, resource);
+  const dialect = dialectFor(db);
   const ids = (workspaceId: string, id: string) => ({ workspace_id: workspaceId, id });
   return {
     resource,
@@ -122,7 +123,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
       if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
       return reads.rows(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }), s.rowOf);
     },
-    query: (workspaceId, keyset) => db.from(keyset ? keysetSource(db, resource.def.table, keyset) : resource.def.table).where('workspace_id', workspaceId),
+    query: (workspaceId, keyset) => db.from(keyset ? dialect.keysetSource(db, resource.def.table, keyset) : resource.def.table).where('workspace_id', workspaceId),
     async lock(tx, workspaceId, id) {
       const [row] = (await tx.all(s.locked.sql, args(s.locked, ids(workspaceId, id)))) as Row[];
       return row;
@@ -132,7 +133,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     },
     search(workspaceId, words, keyset) {
       if (!index) throw new Error(`${resource.def.name} has no searchable field`);
-      return index.match((driven) => (driven ? drivenByTerms(db, resource.def.table, workspaceId) : this.query(workspaceId, keyset)), workspaceId, words);
+      return index.match((driven) => (driven ? dialect.drivenByTerms(db, resource.def.table, workspaceId) : this.query(workspaceId, keyset)), workspaceId, words);
     },
     async insert(tx, row) {
       await tx.run(s.insert.sql, args(s.insert, row));

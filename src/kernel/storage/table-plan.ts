@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
-import { indexNames, keysetIndex, type Column } from '../../db/tables.js';
+import { dialectFor } from '../../db/dialects/index.js';
+import { keysetIndex, type Column } from '../../db/tables.js';
 import { MAX_BODY_BYTES } from '../../common/wire.js';
+import { KERNEL_TAIL } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 
 /**
@@ -50,17 +52,22 @@ export interface TablePlan {
   renames: Array<{ from: string; to: string }>;
 }
 
+/** The column of each of the kernel's own (model's KERNEL_TAIL, `id` and `workspace_id`): the compiler holds the two lists to each other. */
+const KERNEL_COLUMN: Readonly<Record<'id' | 'workspace_id' | (typeof KERNEL_TAIL)[number], NamedColumn['column']>> = {
+  id: { type: 'string', length: 64, nullable: false },
+  workspace_id: { type: 'string', length: 64, nullable: false },
+  created_at: { type: 'bigInteger', nullable: false },
+  updated_at: { type: 'bigInteger', nullable: false },
+  // The object's version (docs/reference.md section 16); rows stored before it had one are at version 1.
+  version: { type: 'integer', nullable: false },
+};
+const named = (name: keyof typeof KERNEL_COLUMN): NamedColumn => ({ name, column: KERNEL_COLUMN[name] });
 /** The columns every resource table has, before the plugin's own. */
-export const KERNEL_COLUMNS: readonly NamedColumn[] = [
-  { name: 'id', column: { type: 'string', length: 64, nullable: false } },
-  { name: 'workspace_id', column: { type: 'string', length: 64, nullable: false } },
-];
-export const KERNEL_TIMES: readonly NamedColumn[] = [
-  { name: 'created_at', column: { type: 'bigInteger', nullable: false } },
-  { name: 'updated_at', column: { type: 'bigInteger', nullable: false } },
-];
-/** The object's version (docs/reference.md section 16), after the times; rows stored before it had one are at version 1. */
-export const KERNEL_VERSION: NamedColumn = { name: 'version', column: { type: 'integer', nullable: false } };
+export const KERNEL_COLUMNS: readonly NamedColumn[] = [named('id'), named('workspace_id')];
+/** The times, after the plugin's own. */
+export const KERNEL_TIMES: readonly NamedColumn[] = KERNEL_TAIL.filter((name) => name !== 'version').map(named);
+/** The version, after the times. */
+export const KERNEL_VERSION: NamedColumn = named('version');
 export const VERSION_DEFAULT = 1;
 
 /** The plugin's own columns, in the order of its fields. */
@@ -125,7 +132,7 @@ export async function planTable(db: Knex, resource: CompiledResource): Promise<T
   const { table } = resource.def;
   const have = (await db(table).columnInfo()) as unknown as Record<string, Knex.ColumnInfo>;
   const exists = Object.keys(have).length > 0;
-  const indexes = exists ? await indexNames(db, table) : new Set<string>();
+  const indexes = exists ? await dialectFor(db).indexNames(db, table) : new Set<string>();
   const plan: TablePlan = { resource, create: !exists, columns: [], indexes: [], mismatches: [], strays: [], notNull: [], undeclared: [], renames: [] };
   const blocks = (info: Knex.ColumnInfo) => !info.nullable && (info.defaultValue === null || info.defaultValue === undefined);
   const declared = [...KERNEL_COLUMNS, ...fieldColumns(resource), ...KERNEL_TIMES, KERNEL_VERSION];

@@ -1,12 +1,10 @@
 import { writeTransaction } from '../../db/tx.js';
 import { ApiError } from '../../common/errors.js';
-import { validatorPerKey } from '../model/index.js';
-import type { Row } from '../model/index.js';
+import { bodyErrors, type Row, validatorPerKey } from '../model/index.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
 import { findForUpdate } from '../query/index.js';
 import type { CompiledResource } from '../registry/index.js';
 import type { ResourceStore } from '../storage/index.js';
-import { bodyErrors } from '../model/index.js';
 import { applyUpdate } from './update.js';
 import type { WriteDeps } from '../../deps.js';
 

@@ -1,13 +1,11 @@
 import { writeTransaction } from '../../db/tx.js';
 import { ApiError, CommitOutcomeUnknown } from '../../common/errors.js';
-import type { Row } from '../model/index.js';
+import { checkMoney, type Row } from '../model/index.js';
 import { afterHooks, afterLostCommit, newRow, type Created } from './create.js';
-import { checkMoney } from '../model/index.js';
 import { checkReferences } from './checks.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
-import { pickFields } from '../storage/index.js';
+import { pickFields, type ResourceStore } from '../storage/index.js';
 import { checkInitialState } from './state.js';
-import type { ResourceStore } from '../storage/index.js';
 import type { WriteDeps } from '../../deps.js';
 
 /** The most objects one batch creates (docs/reference.md section 14). */

@@ -2,13 +2,11 @@ import { writeTransaction, type Tx } from '../../db/tx.js';
 import type { WriteDeps } from '../../deps.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../../common/errors.js';
 import { newId } from '../../common/ids.js';
-import type { Row } from '../model/index.js';
+import { checkMoney, type Row } from '../model/index.js';
 import { type Answer, idempotently, type IdempotentRequest, remember } from './idempotency.js';
-import { checkMoney } from '../model/index.js';
 import { checkReferences } from './checks.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
-import { pickFields } from '../storage/index.js';
-import type { ResourceStore } from '../storage/index.js';
+import { pickFields, type ResourceStore } from '../storage/index.js';
 import { checkInitialState, initialState, stampsFor } from './state.js';
 
 /** The stored row of a new object: the body, defaults for what it left out, the kernel's fields. */

@@ -1,6 +1,5 @@
 import { ApiError } from '../../common/errors.js';
-import { validatorPerKey } from '../model/index.js';
-import type { HookContext, Row } from '../model/index.js';
+import { type HookContext, type Row, validatorPerKey } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 
 /**

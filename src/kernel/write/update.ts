@@ -1,11 +1,9 @@
 import { writeTransaction, type Tx } from '../../db/tx.js';
 import type { WriteDeps } from '../../deps.js';
-import type { Row } from '../model/index.js';
+import { checkMoney, type Row } from '../model/index.js';
 import { findForUpdate } from '../query/index.js';
-import { checkMoney } from '../model/index.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
-import { pickFields } from '../storage/index.js';
-import type { ResourceStore } from '../storage/index.js';
+import { pickFields, type ResourceStore } from '../storage/index.js';
 import { checkTransition, stampsFor } from './state.js';
 import { checkReferences, checkVersion, type Expected } from './checks.js';
 
