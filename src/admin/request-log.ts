@@ -10,8 +10,7 @@ import { iso } from '../db/iso.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { BatchedWriter } from './batched.js';
 import { HOUR_MS } from './usage.js';
-import { requireSinceBeforeUntil } from '../common/window.js';
-import { epochMsOf } from '../common/rfc3339.js';
+import { readWindow } from '../common/window.js';
 
 /** One request made with a key, as the request log keeps it (docs/reference.md section 15). */
 export interface RequestEntry {
@@ -192,9 +191,7 @@ function view(row: Record<string, unknown>) {
  * excluded.
  */
 export async function listRequests(db: Knex, workspaceId: string, keyId: string, query: { limit: number; cursor?: string; status?: string; since?: string; until?: string }) {
-  const since = query.since === undefined ? undefined : epochMsOf(query.since);
-  const until = query.until === undefined ? undefined : epochMsOf(query.until);
-  if (since !== undefined && until !== undefined) requireSinceBeforeUntil(since, until, true, 'query');
+  const { since, until } = readWindow(query, 'query');
   await keyOf(db, workspaceId, keyId);
   const exact = query.status !== undefined && /^\d+$/.test(query.status) ? Number(query.status) : undefined;
   const statusClass = query.status === undefined ? undefined : exact === undefined ? Number(query.status[0]) : Math.floor(exact / 100);

@@ -7,8 +7,7 @@ import { isUnavailable } from '../db/dialect.js';
 import { dialectFor } from '../db/dialects/index.js';
 import type { Clock } from '../common/clock.js';
 import { iso } from '../db/iso.js';
-import { requireSinceBeforeUntil } from '../common/window.js';
-import { epochMsOf } from '../common/rfc3339.js';
+import { readWindow } from '../common/window.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 /** Hourly buckets older than this are removed by housekeeping. */
@@ -102,9 +101,9 @@ async function upsert(db: Knex, batch: readonly Bucket[]): Promise<void> {
  * now; 400 when since is not before until or the window spans more than 31 days.
  */
 export function usageWindow(query: { key_id?: string; since?: string; until?: string }, now: number): { keyId?: string; since: number; until: number } {
-  const until = query.until !== undefined ? epochMsOf(query.until) : now;
-  const since = query.since !== undefined ? epochMsOf(query.since) : until - 7 * 24 * HOUR_MS;
-  requireSinceBeforeUntil(since, until, query.until !== undefined, 'query');
+  const read = readWindow(query, 'query', now) as { since?: number; until: number };
+  const until = read.until;
+  const since = read.since ?? until - 7 * 24 * HOUR_MS;
   if (until - since > 31 * 24 * HOUR_MS) throw new ApiError('invalid_parameter', 'A usage query spans at most 31 days.', { errors: [{ parameter: 'until', message: 'must be at most 31 days after since' }] });
   return { ...(query.key_id !== undefined ? { keyId: query.key_id } : {}), since, until };
 }

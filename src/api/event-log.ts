@@ -7,7 +7,7 @@ import { caller, type Route, type RouteInput } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { count } from '../common/words.js';
-import { epochMsOf } from '../common/rfc3339.js';
+import { readWindow, windowProperties } from '../common/window.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
 
@@ -39,8 +39,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
         properties: {
           ...PAGE_PARAMETERS,
           type: { type: 'string', minLength: 1, maxLength: 1000, description: 'Comma-separated patterns as for webhooks: an event name, `*` or `<resource>.*`.', examples: ['deal.*,invoice.paid'] },
-          since: { type: 'string', format: 'date-time', description: 'Events created at or after this time (RFC 3339).' },
-          until: { type: 'string', format: 'date-time', description: 'Events created before this time (RFC 3339).' },
+          ...windowProperties('Events created at or after this time (RFC 3339).', 'Events created before this time (RFC 3339).'),
           sort: { type: 'string', enum: ['created_at', '-created_at'], default: '-created_at', description: 'Oldest first, or newest first (the default).' },
         },
       },
@@ -60,8 +59,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
           types,
           sort: query.sort,
           ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-          ...(query.since !== undefined ? { since: epochMsOf(query.since) } : {}),
-          ...(query.until !== undefined ? { until: epochMsOf(query.until) } : {}),
+          ...readWindow(query, 'query'),
         });
         return { text, type: JSON_TEXT };
       },

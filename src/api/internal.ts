@@ -13,6 +13,7 @@ import { documentRoute } from './meta.js';
 import { sessionRoutes } from './session-routes.js';
 import { webhookRoutes } from './webhooks.js';
 import { idListPattern } from '../common/ids.js';
+import { windowProperties } from '../common/window.js';
 
 export const INTERNAL_BASE = '/internal/v1';
 
@@ -72,8 +73,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
         additionalProperties: false,
         properties: {
           key_id: { type: 'string', pattern: idListPattern('key_'), description: 'Only this key (`key_...`).' },
-          since: { type: 'string', format: 'date-time', description: 'From this time (its hour included; RFC 3339). Default: 7 days ago.' },
-          until: { type: 'string', format: 'date-time', description: 'Up to this time, excluded (RFC 3339). Default: now. At most 31 days after `since`.' },
+          ...windowProperties('From this time (its hour included; RFC 3339). Default: 7 days ago.', 'Up to this time, excluded (RFC 3339). Default: now. At most 31 days after `since`.'),
         },
       },
       success: { status: 200, description: 'The hourly buckets.', schema: ref('UsageList') },

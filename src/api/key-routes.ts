@@ -6,6 +6,7 @@ import { signedIn, who, type Route } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { listRequests, requestSummary, STATUS_FILTER } from '../admin/request-log.js';
+import { windowProperties } from '../common/window.js';
 
 /** The workspace's API keys as the administration area manages them: the very functions the admin command uses. */
 export function keyRoutes(registry: Registry): Route[] {
@@ -55,8 +56,7 @@ export function keyRoutes(registry: Registry): Route[] {
         properties: {
           ...PAGE_PARAMETERS,
           status: { type: 'string', pattern: STATUS_FILTER.source, description: 'Only answers of this class (`2xx`, `3xx` for 304s, `4xx`, `5xx`) or this status code (`404`).', examples: ['4xx'] },
-          since: { type: 'string', format: 'date-time', description: 'Requests that arrived at or after this time (RFC 3339).' },
-          until: { type: 'string', format: 'date-time', description: 'Requests that arrived before this time (RFC 3339).' },
+          ...windowProperties('Requests that arrived at or after this time (RFC 3339).', 'Requests that arrived before this time (RFC 3339).'),
         },
       },
       success: { status: 200, description: "A page of the key's requests, newest first.", schema: ref('KeyRequestList') },

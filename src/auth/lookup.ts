@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Knex } from 'knex';
 import { asNumber } from '../db/decode.js';
 import { args, param, prepare, type Prepared } from '../db/prepared.js';
@@ -56,7 +57,7 @@ export interface KeyCachePolicy {
  * at once on SQLite, where a revocation or plan change committed by any process ends every entry.
  */
 export class KeyLookup {
-  private readonly cache = new Map<string, Entry>();
+  private readonly cache = new LRUCache<string, Entry>({ max: MAX_ENTRIES });
   /** The lookup, compiled once and run by the driver (db/reads.ts): each process makes one per key and TTL. */
   private readonly statement: Prepared;
 
@@ -115,8 +116,6 @@ export class KeyLookup {
     const version = this.policy.version?.();
     const auth = await this.load(hashToken(token), now);
     if (this.policy.ttlMs > 0) {
-      if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.delete(token);
       this.cache.set(token, { auth, expires: now + this.policy.ttlMs, version });
     }
     return auth;

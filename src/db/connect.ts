@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import fs from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
@@ -16,12 +17,11 @@ const KEPT_STATEMENTS = 500;
  */
 function keepStatements(conn: { prepare(sql: string): unknown }): void {
   const prepare = conn.prepare.bind(conn);
-  const kept = new Map<string, unknown>();
+  const kept = new LRUCache<string, object>({ max: KEPT_STATEMENTS });
   conn.prepare = (sql: string) => {
     let statement = kept.get(sql);
     if (statement === undefined) {
-      statement = prepare(sql);
-      if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value as string);
+      statement = prepare(sql) as object;
       kept.set(sql, statement);
     }
     return statement;

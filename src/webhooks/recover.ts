@@ -6,8 +6,7 @@ import { newDelivery, type DeliveryRow } from './deliveries.js';
 import { ApiError } from '../common/errors.js';
 import type { Who } from '../common/who.js';
 import { findSubscription, requireWebhookPlan, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
-import { requireSinceBeforeUntil } from '../common/window.js';
-import { epochMsOf } from '../common/rfc3339.js';
+import { readWindow } from '../common/window.js';
 
 /** Events looked at per transaction: each one short, whatever the window holds. */
 const RECOVER_BATCH = 1000;
@@ -62,9 +61,7 @@ export async function recoverWebhook(deps: WebhookDeps, who: Who, id: string, bo
   const subscription = await findSubscription(deps.db, who.workspace.id, id);
   await requireWebhookPlan(deps.db, who.workspace);
   const now = deps.clock.now();
-  const since = epochMsOf(body.since);
-  const until = body.until !== undefined ? epochMsOf(body.until) : now;
-  requireSinceBeforeUntil(since, until, body.until !== undefined, 'body');
+  const { since, until } = readWindow(body, 'body', now) as { since: number; until: number };
   if (!subscription.enabled) {
     throw new ApiError('subscription_disabled', 'The subscription is disabled: recovery sends to it, so enable it first (PATCH {"enabled": true}), then recover.');
   }

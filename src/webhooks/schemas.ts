@@ -1,5 +1,6 @@
 import { SIGNATURES } from './signing.js';
 import { PAYLOADS } from './payloads.js';
+import { windowProperties } from '../common/window.js';
 
 /** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
 const url = { type: 'string', format: 'uri', maxLength: 2048, description: 'Where deliveries go: an https URL (POSTed; https://user:pass@host/... sends HTTP Basic authentication, the password never shown back), nats://host:port/<subject> (tls:// over TLS; published to NATS JetStream), or amqp://user:pass@host:port/[<vhost>/]<exchange> (amqps:// over TLS; published to a RabbitMQ exchange, the event type as routing key); a public address.' };
@@ -16,7 +17,6 @@ export const RECOVER_SCHEMA = {
   additionalProperties: false,
   required: ['since'],
   properties: {
-    since: { type: 'string', format: 'date-time', description: 'From this time, included (RFC 3339).' },
-    until: { type: 'string', format: 'date-time', description: 'Up to this time, excluded (RFC 3339). Default: now.' },
+    ...windowProperties('From this time, included (RFC 3339).', 'Up to this time, excluded (RFC 3339). Default: now.'),
   },
 };

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign as signWith, type KeyObject } from 'node:crypto';
 
 /**
@@ -27,14 +28,12 @@ export function newSecret(kind: SignatureKind = 'hmac'): string {
 }
 
 /** Opened private keys by their text: parsing one costs more than the signature. */
-const keys = new Map<string, KeyObject>();
-const KEPT_KEYS = 1000;
+const keys = new LRUCache<string, KeyObject>({ max: 1000 });
 
 function privateKeyOf(secret: string): KeyObject {
   let key = keys.get(secret);
   if (!key) {
     key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, Buffer.from(secret.slice(PRIVATE.length), 'base64')]), format: 'der', type: 'pkcs8' });
-    if (keys.size >= KEPT_KEYS) keys.delete(keys.keys().next().value as string);
     keys.set(secret, key);
   }
   return key;

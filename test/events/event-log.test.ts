@@ -101,6 +101,9 @@ describe('the event log', () => {
     expect(bad.detail).to.contain('deals.*');
     await problem(await app.request('/v1/event-log?since=yesterday', { token }), 400, 'invalid_parameter');
     await problem(await app.request('/v1/event-log?sort=type', { token }), 400, 'invalid_parameter');
+    // A window that ends before it begins is refused as the other windows refuse it, naming since.
+    const backwards = await problem(await app.request(`/v1/event-log?since=${encodeURIComponent(cut)}&until=${encodeURIComponent(all[0]!.created_at)}`, { token }), 400, 'invalid_parameter');
+    expect(backwards.errors).to.deep.equal([{ parameter: 'since', message: 'must be before until' }]);
   });
 
   it('shows a key only the events of resources it can read, and nothing of another workspace', async () => {

@@ -119,6 +119,18 @@ function described(graph: Map<string, Map<string, string>>): string[] {
   });
 }
 
+describe('which database', () => {
+  it('is asked only under src/db/ (the dialects), and parsed only by the settings', () => {
+    const asks = /\bdialectOf\(|client\.config|'mysql2'|database\.client\s*[!=]==/;
+    const askers = sourceFiles()
+      .filter((file) => !file.startsWith(path.join(SRC, 'db') + path.sep) && file !== path.join(SRC, 'common', 'config.ts'))
+      .filter((file) => asks.test(fs.readFileSync(file, 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '')))
+      .map((file) => path.relative(SRC, file));
+    expect(askers).to.deep.equal([]);
+    expect(asks.test("if (dialectOf(db) === 'mysql')"), 'the check sees a question').to.equal(true);
+  });
+});
+
 describe('the generated handlers', () => {
   const SERVICES = ['write/create', 'write/update', 'write/batch', 'write/actions', 'write/checks', 'query/list', 'query/lookup'].map((name) => path.join(SRC, 'kernel', `${name}.ts`));
 
