@@ -1,8 +1,8 @@
 import net from 'node:net';
 import amqp from 'amqplib';
 import type { Clock } from '../common/clock.js';
-import type { Message, Outcome } from './send.js';
-import { signatureHeader } from './signing.js';
+import { startAttempt, type Message, type Outcome } from './send.js';
+import { signedHeaders } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
@@ -98,9 +98,7 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
   }
 
   async function send(message: Message & { type: string }): Promise<Outcome> {
-    const startedAt = clock.now();
-    const started = performance.now();
-    const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
+    const done = startAttempt(clock);
     let timer: NodeJS.Timeout | undefined;
     let onClose: (() => void) | undefined;
     let channel: amqp.ConfirmChannel | undefined;
@@ -110,14 +108,13 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
       const { vhost, exchange } = amqpTarget(url) ?? { vhost: '/', exchange: '' };
       ({ channel } = await linkTo(url, vhost, exchange));
       const open = channel;
-      const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
+      const headers = signedHeaders(message);
       const confirmed = new Promise<void>((resolvePublish, reject) => {
         open.publish(
           exchange,
           message.type,
           Buffer.from(message.body),
-          { contentType: 'application/json', messageId: message.eventId, persistent: true, headers: { 'webhook-id': message.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature } },
+          { contentType: 'application/json', messageId: message.eventId, persistent: true, headers },
           (err: unknown) => (err ? reject(err instanceof Error ? err : new Error('the broker refused the message')) : resolvePublish()),
         );
       });

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { connect, headers as natsHeaders, type NatsConnection, type TlsOptions } from 'nats';
 import type { Clock } from '../common/clock.js';
-import type { Message, Outcome } from './send.js';
-import { signatureHeader } from './signing.js';
+import { startAttempt, type Message, type Outcome } from './send.js';
+import { signedHeaders } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
@@ -69,20 +69,14 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
   }
 
   async function send(message: Message & { subscriptionId: string }): Promise<Outcome> {
-    const startedAt = clock.now();
-    const started = performance.now();
-    const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
+    const done = startAttempt(clock);
     try {
       const url = new URL(message.url);
       const subject = decodeURIComponent(url.pathname.slice(1));
       const nc = await connectionTo(url);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
       const h = natsHeaders();
       h.set('content-type', 'application/json');
-      h.set('webhook-id', message.eventId);
-      h.set('webhook-timestamp', String(timestamp));
-      h.set('webhook-signature', signature);
+      for (const [name, value] of Object.entries(signedHeaders(message))) h.set(name, value);
       const ack = await nc.jetstream().publish(subject, new TextEncoder().encode(message.body), { msgID: `${message.eventId}:${message.subscriptionId}`, headers: h, timeout: timeoutMs });
       return done({ status: null, acknowledged: true, excerpt: `stream ${ack.stream}, sequence ${ack.seq}${ack.duplicate ? ' (already there)' : ''}`, error: null });
     } catch (err) {

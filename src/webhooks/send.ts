@@ -3,8 +3,15 @@ import { Agent, request } from 'undici';
 import type { Clock } from '../common/clock.js';
 import { NUL } from '../common/wire.js';
 import { retryAfterMs } from './schedule.js';
-import { signatureHeader } from './signing.js';
+import { signedHeaders } from './signing.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
+
+/** An attempt begun now: what it came to, with when it started (the service's clock) and how long it took. */
+export function startAttempt(clock: Clock): (outcome: Omit<Outcome, 'startedAt' | 'durationMs'>) => Outcome {
+  const startedAt = clock.now();
+  const started = performance.now();
+  return (outcome) => ({ startedAt, durationMs: Math.round(performance.now() - started), ...outcome });
+}
 
 /** What one attempt came to. */
 export interface Outcome {
@@ -87,9 +94,7 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
   const agent = new Agent({ connect: { lookup: guardedLookup(resolve, allowPrivate), timeout: timeoutMs }, keepAliveTimeout: 30_000, connections: 32 });
 
   async function send(message: Message): Promise<Outcome> {
-    const startedAt = clock.now();
-    const started = performance.now();
-    const done = (o: Omit<Outcome, 'startedAt' | 'durationMs'>): Outcome => ({ startedAt, durationMs: Math.round(performance.now() - started), ...o });
+    const done = startAttempt(clock);
     try {
       const url = new URL(message.url);
       // Credentials in the URL (https://user:pass@host/...) go as HTTP Basic authentication, as
@@ -100,9 +105,7 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
       // An address in the URL itself needs no lookup, so it is checked here instead.
       const host = bareHost(url);
       if (net.isIP(host)) await checkHost(host, resolve, allowPrivate);
-      // Receivers compare it with their own clock: wall time, whatever clock schedules attempts.
-      const timestamp = Math.floor(Date.now() / 1000);
-      const signature = signatureHeader(message.secrets, message.eventId, timestamp, message.body);
+      const signed = signedHeaders(message);
       const res = await request(url, {
         method: 'POST',
         dispatcher: agent,
@@ -110,10 +113,8 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
         headers: {
           'content-type': 'application/json',
           'user-agent': 'WorkspaceAPI-Webhooks/1',
-          'webhook-id': message.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signature,
-          'x-service-signature': signature,
+          ...signed,
+          'x-service-signature': signed['webhook-signature'],
           ...(authorization ? { authorization } : {}),
         },
         body: message.body,

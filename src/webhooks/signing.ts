@@ -58,3 +58,9 @@ export function sign(secret: string, id: string, timestamp: number, body: string
 export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
   return secrets.map((s) => sign(s, id, timestamp, body)).join(' ');
 }
+
+/** The Standard Webhooks headers of one attempt of `message`, every sender's: signed now, in wall time (receivers compare it with their own clock, whatever clock schedules attempts). */
+export function signedHeaders(message: { secrets: readonly string[]; eventId: string; body: string }): { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string } {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return { 'webhook-id': message.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(message.secrets, message.eventId, timestamp, message.body) };
+}

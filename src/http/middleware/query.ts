@@ -2,7 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Ctx } from './context.js';
 import { NUL, NUL_MESSAGE } from '../../common/wire.js';
-import { formatMessage, lengthMessage, patternMessage } from '../../kernel/model/index.js';
+import { valueMessage } from '../../kernel/model/index.js';
 import { filteredFields, offeredOperators } from '../../kernel/query/index.js';
 
 /** `field[op]`: the field and the operator a parameter names, if it names one (`a[b][c]` names `a`, and `b][c` as its operator). */
@@ -53,12 +53,9 @@ function items(validate: ValidateFunction, properties: Readonly<Record<string, u
       const type = String((e.params as { type: string }).type);
       return { parameter: name, message: type === 'boolean' ? 'must be true or false, given once' : `must be a single ${type}${isList(name) ? `: ${listHint(properties, name)}` : ''}` };
     }
-    if (e.keyword === 'enum') return { parameter: name, message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` };
-    if (e.keyword === 'minLength' || e.keyword === 'maxLength') return { parameter: name, message: lengthMessage(e) };
-    if (e.keyword === 'pattern') return { parameter: name, message: patternMessage(e) };
     // In a query string a + reads as a space: an offset such as +01:00 must be sent as %2B01:00.
-    if (e.keyword === 'format') return { parameter: name, message: `${formatMessage(String((e.params as { format: string }).format))}${(e.params as { format: string }).format === 'date-time' ? '; in a URL write + as %2B' : ''}` };
-    return { parameter: name, message: e.message ?? 'is invalid' };
+    const plus = e.keyword === 'format' && (e.params as { format: string }).format === 'date-time' ? '; in a URL write + as %2B' : '';
+    return { parameter: name, message: `${valueMessage(e)}${plus}` };
   });
 }
 

@@ -8,6 +8,6 @@ export { compileOnUse, createQueryAjv, createSchemaAjv, validatorPerKey } from '
 export { KERNEL_TAIL, PluginLoadError, changed, objectColumns, defineResource, isPlugin, isSet, reached, reservePath, type Change, type EventDeclaration, type Handler, type HookContext, type JsonSchema, type PluginExport, type Reserved, type ReservedDeclaration, type Resource, type ResourceDeclaration, type Row, type SortField } from './define.js';
 export { boolean, date, datetime, deprecationOf, email, integer, moment, money, ref, referenceOf, required, states, text, type TextOptions } from './fields.js';
 export { kindOf, kinds, type FieldKind, type FilterOperator } from './kinds.js';
-export { bodyErrors, formatMessage, lengthMessage, patternMessage } from './messages.js';
+export { bodyErrors, valueMessage } from './messages.js';
 export { checkMoney, moneyPairs, type MoneyPair } from './money.js';
 export { EMPTY_QUERY_SCHEMA, PAGE_PARAMETERS, actionBodySchema, batchBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';

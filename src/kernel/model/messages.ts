@@ -89,6 +89,19 @@ function messageOf(error: ErrorObject, readOnly: ReadonlySet<string>, required: 
     }
     case 'type':
       return error.instancePath === '' ? 'the body must be a JSON object' : typeMessage(error, required.has(error.instancePath.split('/').pop() ?? ''));
+    default:
+      return valueMessage(error);
+  }
+}
+
+/**
+ * What is wrong with one value, said the same way in a body and in a query string: one of an
+ * enum, a format, a length, a pattern, a number of items, or else ajv's own words. Each place
+ * says first what only it has (a body's missing or unknown fields, a query's parameters).
+ */
+export function valueMessage(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
     case 'enum':
       return `must be one of ${(params.allowedValues as unknown[]).filter((v) => v !== null).join(', ')}`;
     case 'format':
