@@ -5,6 +5,6 @@
  *   import { defineResource, text, money, states, ref } from 'workspace-api/plugin';
  */
 export { changed, defineResource, isSet, reached, reservePath } from './kernel/model/index.js';
-export type { Change, EventDeclaration, Handler, JsonSchema, ReservedDeclaration, ResourceDeclaration, Row } from './kernel/model/index.js';
+export type { ChangesOf, Change, EventDeclaration, Field, Handler, JsonSchema, ObjectOf, ReservedDeclaration, ResourceDeclaration, Row, ValueOf } from './kernel/model/index.js';
 export { boolean, date, datetime, email, integer, moment, money, ref, required, states, text } from './kernel/model/index.js';
 export type { TextOptions } from './kernel/model/index.js';

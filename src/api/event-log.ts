@@ -3,7 +3,7 @@ import { eventCatalog } from '../events/catalog.js';
 import { eventLogPage, findEvent } from '../events/log.js';
 import { matches, patternErrors } from '../events/patterns.js';
 import { ApiError } from '../common/errors.js';
-import { caller, type Route, type RouteInput } from '../http/route.js';
+import { caller, type Route, route, type RouteInput } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { count } from '../common/words.js';
@@ -25,7 +25,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
   };
   const base = { tag: 'events', access: null } as const;
   return [
-    {
+    route({
       ...base,
       method: 'get',
       path: '/event-log',
@@ -46,7 +46,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
       success: { status: 200, description: 'A page of events.', schema: ref('EventLogPage') },
       errors: ['invalid_parameter', 'invalid_cursor'],
       handle: async (input) => {
-        const query = input.query as { limit: number; cursor?: string; type?: string; since?: string; until?: string; sort: 'created_at' | '-created_at' };
+        const query = input.query;
         let types = readable(input);
         if (query.type !== undefined) {
           const patterns = query.type.split(',').map((p) => p.trim());
@@ -63,7 +63,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
         });
         return { text, type: JSON_TEXT };
       },
-    },
+    }),
     {
       ...base,
       method: 'get',

@@ -3,7 +3,7 @@ import { setKeyLifetime, workspaceSummary } from '../admin/workspaces.js';
 import { WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { AUDIT_ACTIONS, listAudit } from '../audit/log.js';
 import type { Registry } from '../kernel/registry/index.js';
-import { signedIn, who, type Api, type Route } from '../http/route.js';
+import { type Api, type Route, route, signedIn, who } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { eventCatalogWithExamples } from '../openapi/examples.js';
@@ -39,7 +39,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
       errors: ['invalid_parameter'],
       handle: async (input) => ({ body: await workspaceSummary(input.deps.db, signedIn(input).workspace, input.deps.clock.now()) }),
     },
-    {
+    route({
       method: 'patch',
       path: '/workspace',
       operationId: 'updateWorkspace',
@@ -53,13 +53,13 @@ export function internalApi(registry: Registry, document: () => string = () => '
       handle: async (input) => {
         const acting = who(input);
         const now = input.deps.clock.now();
-        const body = input.body as { max_key_lifetime_days?: number | null };
+        const body = input.body;
         if (body.max_key_lifetime_days !== undefined) await setKeyLifetime(input.deps.db, acting.workspace.id, body.max_key_lifetime_days, acting, now);
         return { body: await workspaceSummary(input.deps.db, acting.workspace, now) };
       },
-    },
+    }),
     ...keyRoutes(registry),
-    {
+    route({
       method: 'get',
       path: '/usage',
       operationId: 'getUsage',
@@ -79,11 +79,11 @@ export function internalApi(registry: Registry, document: () => string = () => '
       success: { status: 200, description: 'The hourly buckets.', schema: ref('UsageList') },
       errors: ['invalid_parameter'],
       handle: async (input) => {
-        const window = usageWindow(input.query as { key_id?: string; since?: string; until?: string }, input.deps.clock.now());
+        const window = usageWindow(input.query, input.deps.clock.now());
         const data = await listUsage(input.deps.db, signedIn(input).workspace.id, window);
         return { body: { data } };
       },
-    },
+    }),
     {
       method: 'get',
       path: '/events',
@@ -97,7 +97,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
       handle: () => ({ body: { data: (events ??= eventCatalogWithExamples(registry, JSON.parse(publicDocument()) as Record<string, unknown>)) } }),
     },
     ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),
-    {
+    route({
       method: 'get',
       path: '/audit-log',
       operationId: 'listAuditLog',
@@ -116,9 +116,9 @@ export function internalApi(registry: Registry, document: () => string = () => '
       },
       success: { status: 200, description: 'A page of entries, newest first.', schema: ref('AuditList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
-      handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string; action?: string; hide_sign_ins: boolean }) }),
-    },
-    {
+      handle: async (input) => ({ body: await listAudit(input.deps.db, signedIn(input).workspace.id, input.query) }),
+    }),
+    route({
       method: 'get',
       path: '/webhook-deliveries/recent',
       operationId: 'listRecentDeliveries',
@@ -135,7 +135,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
       success: { status: 200, description: 'The latest deliveries of each subscription.', schema: ref('RecentDeliveries') },
       errors: ['invalid_parameter'],
       handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, signedIn(input).workspace.id, [...new Set((input.query.webhook_ids as string).split(','))]) } }),
-    },
+    }),
     documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
   ];
   return { base: INTERNAL_BASE, title: 'Workspace API: internal API of the administration area', credentials: 'session', routes };

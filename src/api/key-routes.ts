@@ -2,7 +2,7 @@ import { createKey, findPlan, KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHE
 import { effectiveScopes, type Plan } from '../auth/plans.js';
 import { scopeCatalog } from '../auth/scopes.js';
 import type { Registry } from '../kernel/registry/index.js';
-import { signedIn, who, type Route } from '../http/route.js';
+import { type Route, route, signedIn, who } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { listRequests, requestSummary, STATUS_FILTER } from '../admin/request-log.js';
@@ -28,7 +28,7 @@ export function keyRoutes(registry: Registry): Route[] {
         return { body: { data: scopes.map((s) => ({ ...s, allowed: allowed.has(s.name) })) } };
       },
     },
-    {
+    route({
       method: 'get',
       path: '/keys',
       operationId: 'listKeys',
@@ -38,9 +38,9 @@ export function keyRoutes(registry: Registry): Route[] {
       query: { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS },
       success: { status: 200, description: 'A page of keys, newest first, revoked ones included.', schema: ref('KeyList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
-      handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query as { limit: number; cursor?: string }) }),
-    },
-    {
+      handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query) }),
+    }),
+    route({
       method: 'get',
       path: '/keys/{id}/requests',
       operationId: 'listKeyRequests',
@@ -61,8 +61,8 @@ export function keyRoutes(registry: Registry): Route[] {
       },
       success: { status: 200, description: "A page of the key's requests, newest first.", schema: ref('KeyRequestList') },
       errors: ['invalid_parameter', 'invalid_cursor', 'not_found'],
-      handle: async (input) => ({ body: await listRequests(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.query as { limit: number; cursor?: string; status?: string; since?: string; until?: string }) }),
-    },
+      handle: async (input) => ({ body: await listRequests(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.query) }),
+    }),
     {
       method: 'get',
       path: '/keys/{id}/requests/summary',
@@ -76,7 +76,7 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'not_found'],
       handle: async (input) => ({ body: await requestSummary(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.deps.clock.now()) }),
     },
-    {
+    route({
       method: 'post',
       path: '/keys',
       operationId: 'createKey',
@@ -89,12 +89,12 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'key_limit_reached'],
       handle: async (input) => {
         const acting = who(input);
-        const body = input.body as { name: string; scopes: string[]; rate_limit?: number; expires_in_days?: number; allowed_ips?: string[] | null };
+        const body = input.body;
         const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
       },
-    },
-    {
+    }),
+    route({
       method: 'post',
       path: '/keys/{id}/roll',
       operationId: 'rollKey',
@@ -110,11 +110,11 @@ export function keyRoutes(registry: Registry): Route[] {
       handle: async (input) => {
         const acting = who(input);
         const { deps } = input;
-        const key = await rollKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), input.body as { overlap_seconds?: number; expires_in_days?: number }, { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
+        const key = await rollKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), input.body, { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token, replaces: key.replaces } };
       },
-    },
-    {
+    }),
+    route({
       method: 'patch',
       path: '/keys/{id}',
       operationId: 'updateKey',
@@ -128,10 +128,10 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
       handle: async (input) => {
         const acting = who(input);
-        const key = await updateKey(input.deps.db, String(input.params.id), input.body as { allowed_ips?: string[] | null }, { workspaceId: acting.workspace.id, context: acting, now: input.deps.clock.now() });
+        const key = await updateKey(input.deps.db, String(input.params.id), input.body, { workspaceId: acting.workspace.id, context: acting, now: input.deps.clock.now() });
         return { body: keyView(key) };
       },
-    },
+    }),
     {
       method: 'delete',
       path: '/keys/{id}',

@@ -1,8 +1,8 @@
 import { createBatch, createObject, deleteObject, etagOf, expectedVersion, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest, IF_MATCH, IF_NONE_MATCH, knownVersions, MAX_BATCH, runAction, unchanged, updateObject } from '../kernel/write/index.js';
-import { expand, expansionsOf, getObject, listPage, type ListQuery } from '../kernel/query/index.js';
+import { expand, expansionsOf, getObject, listPage } from '../kernel/query/index.js';
 import type { CompiledResource, Registry } from '../kernel/registry/index.js';
 import { actionBodySchema, batchBodySchema, type Handler, objectColumns } from '../kernel/model/index.js';
-import { caller, type Handle, headerOf, type Route } from '../http/route.js';
+import { caller, type Handle, headerOf, type Route, route } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { pascal } from '../openapi/resources.js';
@@ -42,8 +42,9 @@ const IF_NONE_MATCH_PARAMETER = tagHeader(
 const BATCH_ENVELOPE = 'is not part of a batch, whose body is { "data": [...] } and nothing else';
 
 /** The generated handler, or the plugin's own given the generated one as `next`. */
-function extend(own: Handler | undefined, generated: Handle): Handle {
-  return own ? (input) => own(input, generated) : generated;
+function extend<Q extends Record<string, unknown>, B extends Record<string, unknown>>(own: Handler | undefined, generated: Handle<Q, B>): Handle<Q, B> {
+  // The plugin's handler sees the input as checked and hands it on to the generated one, which reads its types.
+  return own ? (input) => own(input, generated as Handle) : generated;
 }
 
 /** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
@@ -58,7 +59,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
   const readOnly = [...objectColumns([]), ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
   const own = def.handlers ?? {};
   return [
-    {
+    route({
       method: 'get',
       path: def.path,
       operationId: `list${plural}`,
@@ -73,11 +74,11 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
         const store = input.deps.stores.of(resource);
         const { workspace, scopes } = caller(input);
         const expansions = expansionsOf(store, input.query.expand, scopes);
-        const page = await listPage(store, workspace.id, input.query as ListQuery);
+        const page = await listPage(store, workspace.id, input.query);
         return { body: expansions.length === 0 ? page : { ...page, data: await expand(expansions, workspace.id, page.data) } };
       }),
-    },
-    {
+    }),
+    route({
       method: 'post',
       path: def.path,
       operationId: `create${name}`,
@@ -98,8 +99,8 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
           headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
         };
       }),
-    },
-    {
+    }),
+    route({
       method: 'post',
       path: `${def.path}/batch`,
       operationId: `create${plural}Batch`,
@@ -113,12 +114,12 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
       handle: async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-        const bodies = (input.body as { data: Array<Record<string, unknown>> }).data;
+        const bodies = input.body.data;
         const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent);
         return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: item,
       operationId: `get${name}`,
@@ -141,8 +142,8 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
         if (expansions.length === 0 && unchanged(known, object.version)) return { status: 304, headers };
         return { headers, body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
       }),
-    },
-    {
+    }),
+    route({
       method: 'patch',
       path: item,
       operationId: `update${name}`,
@@ -160,7 +161,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
         const object = await updateObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), input.body, expected);
         return { headers: { ETag: etagOf(object.version) }, body: object };
       }),
-    },
+    }),
     {
       method: 'delete',
       path: item,

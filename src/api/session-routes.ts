@@ -1,7 +1,7 @@
 import type Cookies from 'cookies';
 import { dummyHash } from '../admin/passwords.js';
 import { ABSOLUTE_MS, endSession, SESSION_COOKIE, signIn } from '../admin/sessions.js';
-import { signedIn, type Route, type RouteInput } from '../http/route.js';
+import { type Route, route, type RouteInput, signedIn } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { SIGN_IN_SCHEMA } from '../openapi/internal.js';
 
@@ -34,7 +34,7 @@ export function sessionRoutes(): Route[] {
   void dummyHash();
   const session = { tag: 'session', errors: ['invalid_parameter'] as const };
   return [
-    {
+    route({
       ...session,
       method: 'post',
       path: '/session',
@@ -47,12 +47,12 @@ export function sessionRoutes(): Route[] {
       success: { status: 200, description: 'Signed in.', schema: ref('Session'), headers: { 'Set-Cookie': { description: 'The session cookie.', schema: { type: 'string' }, required: true } } },
       errors: ['invalid_parameter', 'invalid_credentials', 'rate_limited'],
       handle: async (input) => {
-        const body = input.body as { email: string; password: string };
+        const body = input.body;
         const { token, context } = await signIn(input.deps.db, { email: body.email, password: body.password, ip: input.ip }, input.deps.clock.now());
         setSessionCookie(input, token);
         return { headers: { 'Cache-Control': 'no-store' }, body: { user: context.user, workspace: context.workspace } };
       },
-    },
+    }),
     {
       ...session,
       method: 'get',

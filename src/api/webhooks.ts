@@ -1,17 +1,17 @@
 import { WEBHOOKS_SCOPE } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
 import type { Registry } from '../kernel/registry/index.js';
-import { who, type Route, type RouteInput } from '../http/route.js';
+import { type Route, route, type RouteInput, who } from '../http/route.js';
 import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
-import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook, type SubscriptionChanges, type WebhookDeps } from '../webhooks/subscriptions.js';
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook, type WebhookDeps } from '../webhooks/subscriptions.js';
 import { getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery, sendTestEvent } from '../webhooks/deliveries.js';
 import { recoverWebhook } from '../webhooks/recover.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 
-const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS };
-const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } };
+const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS } as const;
+const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } } as const;
 
 const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
 const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };
@@ -47,7 +47,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
   const NOT_FOUND = ['invalid_parameter', door.refused, 'not_found'] as const;
   const subscriptionId = (input: RouteInput) => String(input.params.id);
   return [
-    {
+    route({
       ...reads,
       method: 'get',
       path: '/webhooks',
@@ -56,9 +56,9 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       query: LIST_QUERY,
       success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
       errors: ['invalid_parameter', 'invalid_cursor', door.refused],
-      handle: async (input) => ({ body: await listWebhooks(depsOf(input), who(input), input.query as { limit: number; cursor?: string }) }),
-    },
-    {
+      handle: async (input) => ({ body: await listWebhooks(depsOf(input), who(input), input.query) }),
+    }),
+    route({
       ...changes,
       method: 'post',
       path: '/webhooks',
@@ -70,10 +70,10 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
       errors: ['invalid_parameter', door.refused, 'plan_forbids_webhooks', 'webhook_limit_reached'],
       handle: async (input) => {
-        const created = await createWebhook(depsOf(input), who(input), input.body as { url: string; events: string[]; description?: string | null });
+        const created = await createWebhook(depsOf(input), who(input), input.body);
         return { status: 201, headers: { Location: `${door.base}/webhooks/${created.id}` }, body: created };
       },
-    },
+    }),
     {
       ...reads,
       method: 'get',
@@ -85,7 +85,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       errors: NOT_FOUND,
       handle: async (input) => ({ body: await getWebhook(depsOf(input), who(input), subscriptionId(input)) }),
     },
-    {
+    route({
       ...changes,
       method: 'patch',
       path: '/webhooks/{id}',
@@ -96,8 +96,8 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       body: { schema: UPDATE_SCHEMA, ref: ref('WebhookUpdate'), readOnly: READ_ONLY },
       success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
       errors: NOT_FOUND,
-      handle: async (input) => ({ body: await updateWebhook(depsOf(input), who(input), subscriptionId(input), input.body as SubscriptionChanges) }),
-    },
+      handle: async (input) => ({ body: await updateWebhook(depsOf(input), who(input), subscriptionId(input), input.body) }),
+    }),
     {
       ...changes,
       method: 'delete',
@@ -137,7 +137,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
       handle: async (input) => ({ status: 202, body: await sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
     },
-    {
+    route({
       ...changes,
       method: 'post',
       path: '/webhooks/{id}/recover',
@@ -149,9 +149,9 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       body: { schema: RECOVER_SCHEMA, ref: ref('WebhookRecover') },
       success: { status: 202, description: 'How many deliveries were queued.', schema: ref('Recovery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks', 'validation_failed', 'subscription_disabled'],
-      handle: async (input) => ({ status: 202, body: await recoverWebhook(depsOf(input), who(input), subscriptionId(input), input.body as { since: string; until?: string }) }),
-    },
-    {
+      handle: async (input) => ({ status: 202, body: await recoverWebhook(depsOf(input), who(input), subscriptionId(input), input.body) }),
+    }),
+    route({
       ...reads,
       method: 'get',
       path: '/webhooks/{id}/deliveries',
@@ -161,8 +161,8 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       query: DELIVERIES_QUERY,
       success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
       errors: [...NOT_FOUND, 'invalid_cursor'],
-      handle: async (input) => ({ body: await listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query as { limit: number; cursor?: string; status?: string }) }),
-    },
+      handle: async (input) => ({ body: await listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query) }),
+    }),
     {
       ...reads,
       method: 'get',

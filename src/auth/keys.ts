@@ -47,7 +47,7 @@ const ALLOWED_IPS_SCHEMA = {
   items: { type: 'string', minLength: 1, maxLength: 49 },
   description: `Up to ${MAX_ALLOWED_IPS} IPv4 or IPv6 addresses or CIDR ranges (203.0.113.7, 198.51.100.0/24, 2001:db8::/32): a request from any other address is 403 ip_not_allowed. Null or left out: anywhere.`,
   examples: [['203.0.113.7', '2001:db8::/32']],
-};
+} as const;
 
 /** PATCH /internal/v1/keys/{id}. */
 export const KEY_PATCH_SCHEMA = {
@@ -55,7 +55,7 @@ export const KEY_PATCH_SCHEMA = {
   additionalProperties: false,
   minProperties: 1,
   properties: { allowed_ips: ALLOWED_IPS_SCHEMA },
-};
+} as const;
 
 /** A new key as the internal API takes it: its workspace is the caller's. */
 export const KEY_CREATE_SCHEMA = {
@@ -74,7 +74,7 @@ export const KEY_CREATE_SCHEMA = {
     },
     allowed_ips: ALLOWED_IPS_SCHEMA,
   },
-};
+} as const;
 
 /** PATCH /internal/v1/workspace: the workspace's key policy. */
 export const WORKSPACE_PATCH_SCHEMA = {
@@ -89,7 +89,7 @@ export const WORKSPACE_PATCH_SCHEMA = {
       description: 'Every key made from now on must expire within this many days (keys already made keep their expiry); null lifts the limit.',
     },
   },
-};
+} as const;
 
 /** What createKey() checks, whatever the door: the same, naming the workspace. */
 const validateKey = compileOnUse(ajv, {
@@ -370,7 +370,7 @@ export const KEY_ROLL_SCHEMA = {
       description: "The new key's expiry. Left out: as long as the old key was made to live (rounded up to whole days), or none if it had none, within the workspace's max_key_lifetime_days.",
     },
   },
-};
+} as const;
 
 /**
  * Rolls a live key: a new key (new token) with its name, scopes and rate limit, and the old

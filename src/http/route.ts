@@ -1,8 +1,9 @@
 import type Cookies from 'cookies';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Stores } from '../kernel/storage/index.js';
 import type { Deps } from '../deps.js';
 import type { ErrorCode } from '../common/errors.js';
-import type { JsonSchema } from '../kernel/model/index.js';
+import type { JsonSchema, Typed } from '../kernel/model/index.js';
 import { actorOfUser, authenticated, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
 
 /** The key's rate-limit window after this request. */
@@ -20,8 +21,15 @@ export type ApiDeps = Pick<Deps, 'db' | 'reads' | 'redis' | 'clock' | 'notifier'
   stores: Stores;
 };
 
+/**
+ * What a request that passed `schema` holds: the type written on a Typed schema, else what
+ * json-schema-to-ts reads from the schema itself (a literal: defaults make a member present,
+ * as ajv fills them in), else a plain record (no schema).
+ */
+export type InputOf<S> = [S] extends [Typed<infer T>] ? T : [S] extends [undefined] ? Record<string, unknown> : S extends JSONSchema ? (FromSchema<S> extends infer T extends Record<string, unknown> ? T : Record<string, unknown>) : Record<string, unknown>;
+
 /** One request, as a handler sees it: checked input, never the HTTP framework. */
-export interface RouteInput {
+export interface RouteInput<Q = Record<string, unknown>, B = Record<string, unknown>> {
   deps: ApiDeps;
   /** The calling key (the public API); absent on a public route and on the internal API. */
   auth: AuthContext | undefined;
@@ -36,10 +44,10 @@ export interface RouteInput {
   /** The request path, as sent (for Idempotency-Key, which ties a key to its endpoint). */
   path: string;
   params: Record<string, string>;
-  /** The query string after validation (coerced, defaults applied). */
-  query: Record<string, unknown>;
-  /** The JSON body after validation; {} for a route without one. */
-  body: Record<string, unknown>;
+  /** The query string after validation (coerced, defaults applied), of the type its schema declares. */
+  query: Q;
+  /** The JSON body after validation, of the type its schema declares; {} for a route without one. */
+  body: B;
   /** The request's headers, names in lower case. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** Koa's cookies (read and set), on the internal API (credentials: 'session'); undefined on the public one. */
@@ -47,7 +55,7 @@ export interface RouteInput {
 }
 
 /** A request header ('' when absent or repeated). Not a method of the input: no closure per request. */
-export function headerOf(input: RouteInput, name: string): string {
+export function headerOf(input: Pick<RouteInput, 'headers'>, name: string): string {
   const value = input.headers[name.toLowerCase()];
   return typeof value === 'string' ? value : '';
 }
@@ -62,7 +70,7 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export type Handle = (input: RouteInput) => Reply | Promise<Reply>;
+export type Handle<Q = Record<string, unknown>, B = Record<string, unknown>> = (input: RouteInput<Q, B>) => Reply | Promise<Reply>;
 
 export interface Success {
   status: number;
@@ -73,9 +81,9 @@ export interface Success {
 }
 
 /** A request body: the schema it is checked with and the one the document names. */
-export interface BodySpec {
-  /** What the body is validated against (compiled once, at mount). */
-  schema: JsonSchema;
+export interface BodySpec<S extends JsonSchema = JsonSchema> {
+  /** What the body is validated against (compiled once, at mount); also the type the handler's body has. */
+  schema: S;
   /** How the document refers to it (a $ref), when it is a named component. */
   ref?: JsonSchema;
   /** Media types it may come as; application/json by default. */
@@ -92,7 +100,7 @@ export interface BodySpec {
  * One operation of an API, declared once: the router mounts it (checks in the contract's order: scope,
  * query, body, then the handler) and the OpenAPI builder describes it from the same data.
  */
-export interface Route {
+export interface Route<Q = Record<string, unknown>, B = Record<string, unknown>> {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Relative to the API's base, in OpenAPI form: `/deals/{id}`. */
   path: string;
@@ -116,7 +124,20 @@ export interface Route {
   otherAnswers?: readonly Success[];
   /** What it can answer beyond the errors of every (authenticated) request. */
   errors: readonly ErrorCode[];
-  handle: Handle;
+  /** A method, so that a route of any input is a Route (the table holds routes of many). */
+  handle(input: RouteInput<Q, B>): Reply | Promise<Reply>;
+}
+
+/**
+ * A route whose handler receives the input its schemas declare: `input.query` and
+ * `input.body` are of the types the query's and the body's schemas say (InputOf), checked by
+ * the compiler against the handler's use of them, as ajv checks the request against the same
+ * schemas before the handler runs.
+ */
+export function route<const QS extends JsonSchema | undefined = undefined, const BS extends JsonSchema = JsonSchema>(
+  declared: Omit<Route, 'query' | 'body' | 'handle'> & { query?: QS; body?: BodySpec<BS>; handle(input: RouteInput<InputOf<QS>, InputOf<BS>>): Reply | Promise<Reply> },
+): Route {
+  return declared as unknown as Route;
 }
 
 /** An API: where it lives, how callers prove who they are, its routes, and its document's title. */

@@ -33,12 +33,12 @@ const keyProperties: Record<string, JsonSchema> = {
   revoked_at: time('When it was revoked, or, for a rolled key, when it is refused from (ahead of now during the overlap); null while it is live.', true),
 };
 
-export const SIGN_IN_SCHEMA: JsonSchema = {
+export const SIGN_IN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['email', 'password'],
   properties: { email: { type: 'string', minLength: 1, maxLength: 254 }, password: { type: 'string', minLength: 1, maxLength: 1024 } },
-};
+} as const satisfies JsonSchema;
 
 /** The internal API's own schemas (docs/reference.md section 10); webhooks reuse the public ones. */
 export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {

@@ -4,8 +4,45 @@ import type { Handle, Reply, RouteInput } from '../../http/route.js';
 import { unknownKeyOf } from '../../common/words.js';
 
 export type JsonSchema = Record<string, unknown>;
+
+declare const instances: unique symbol;
+
+/**
+ * A schema built at start-up (a resource's list query, from its plugin's fields) with the type
+ * of what it admits written on it, where the compiler cannot read the schema itself (a route
+ * reads it as its input's type: http/route.ts InputOf).
+ */
+export type Typed<T> = JsonSchema & { readonly [instances]: T };
+
+/** Marks `schema` as admitting `T`s (see Typed): nothing changes at run time. */
+export const typed = <T>(schema: JsonSchema): Typed<T> => schema as Typed<T>;
 export type Row = Record<string, unknown>;
 export type SortField = 'created_at' | 'updated_at';
+
+declare const holds: unique symbol;
+
+/**
+ * A field's schema with the type of the value it holds written on it: what the field helpers
+ * (text(), money(), states(), ...) answer, so that a plugin's hooks and actions read and write
+ * its fields by their types and a misspelt field name is a compile error. A plain JSON Schema
+ * holds `unknown`.
+ */
+export type Field<T = unknown> = JsonSchema & { readonly [holds]?: T };
+
+/** The value a field holds: what its helper wrote on it, or unknown for a plain JSON Schema. */
+export type ValueOf<S> = S extends { readonly [holds]?: infer T } ? T : unknown;
+
+/**
+ * The object a resource's `fields` make, as clients read it (and a `beforeWrite` hook gets it);
+ * a Row where the fields are not known by name (the kernel's own view).
+ */
+export type ObjectOf<F> = string extends keyof F ? Row : { -readonly [K in keyof F]: ValueOf<F[K]> } & { id: string; created_at: string; updated_at: string; version: number };
+
+/** What a write may set of a resource's `fields` (a body, an action's changes): any of them; a Row where they are not known by name. */
+export type ChangesOf<F> = string extends keyof F ? Row : { -readonly [K in keyof F]?: ValueOf<F[K]> };
+
+/** The fields of a declaration that says nothing of their types (the kernel's own view). */
+type AnyFields = Record<string, JsonSchema>;
 
 /** What a write changed: `before` is null on create, `after` is null on delete. */
 export interface Change {
@@ -37,16 +74,16 @@ export interface HookContext {
  * locked; `update(changes)` applies changes exactly as a PATCH would (validation, hooks, state
  * machine, events) and returns the object after them. `handle` may instead return the changes.
  */
-export interface ActionDeclaration {
+export interface ActionDeclaration<F = AnyFields, B extends AnyFields = AnyFields> {
   summary: string;
   description?: string;
   /** The scope it needs: `write:<resource>` (the default) or `read:<resource>`. */
   scope?: 'write' | 'read';
   /** JSON Schema of the body's properties; without it, the action takes no body fields. */
-  body?: Record<string, JsonSchema>;
+  body?: B;
   /** Body properties the call must carry, beyond those whose kind is marked required (`text(200, { required: true })`). */
   required?: readonly string[];
-  handle: (args: { object: Row; body: Row; update: (changes: Row) => Promise<Row>; ctx: HookContext }) => Row | void | Promise<Row | void>;
+  handle: (args: { object: ObjectOf<F>; body: ChangesOf<B>; update: (changes: ChangesOf<F>) => Promise<ObjectOf<F>>; ctx: HookContext }) => ChangesOf<F> | void | Promise<ChangesOf<F> | void>;
 }
 
 /** A problem a `validate` hook finds: a 422 `validation_failed` names each by its JSON Pointer. */
@@ -56,12 +93,13 @@ export interface Problem {
 }
 
 /** Returns the problems with a write (none: an empty list or nothing). `before` is undefined on create. */
-export type ValidateHook = (args: { input: Row; before: Row | undefined; ctx: HookContext }) => Problem[] | void | Promise<Problem[] | void>;
+export type ValidateHook<F = AnyFields> = (args: { input: ChangesOf<F>; before: ObjectOf<F> | undefined; ctx: HookContext }) => Problem[] | void | Promise<Problem[] | void>;
 
 /** Gets the whole object about to be stored (as clients read it), may set its fields, and returns it. */
-export type BeforeWriteHook = (args: { row: Row; before: Row | undefined; ctx: HookContext }) => Row | Promise<Row>;
+export type BeforeWriteHook<F = AnyFields> = (args: { row: ObjectOf<F>; before: ObjectOf<F> | undefined; ctx: HookContext }) => ChangesOf<F> | Promise<ChangesOf<F>>;
 
-export interface ResourceDeclaration {
+/** A plugin's declaration; `F`, its fields, types its hooks' and actions' rows (see Field). */
+export interface ResourceDeclaration<F extends AnyFields = AnyFields, A extends Record<string, unknown> = Record<string, AnyFields>> {
   /** Singular, lower case: `deal`. Events are named `<name>.<event>`. */
   name: string;
   /** Under /v1: `/deals`. */
@@ -77,7 +115,7 @@ export interface ResourceDeclaration {
    * service; `text(..., { required: true })` or `required(schema)` makes a field required on
    * create; `ref('client', ...)` makes it a reference.
    */
-  fields: Record<string, JsonSchema>;
+  fields: F;
   /** More fields a create must carry, beyond those marked required in `fields`. */
   required?: readonly string[];
   /** Fields holding another resource's id, by that resource's name, beyond those declared with ref(). */
@@ -95,11 +133,11 @@ export interface ResourceDeclaration {
   /** A function of the plugin's own for a route; it gets the generated handler as `next`. */
   handlers?: { list?: Handler; get?: Handler; create?: Handler; update?: Handler; delete?: Handler };
   /** Operations beyond the five: `POST /v1/<path>/{id}/<name>`. */
-  actions?: Record<string, ActionDeclaration>;
+  actions?: { [K in keyof A]: ActionDeclaration<F, A[K] extends AnyFields ? A[K] : AnyFields> };
   /** Checks a create or update in the write's transaction: its problems answer 422. */
-  validate?: ValidateHook;
+  validate?: ValidateHook<F>;
   /** Sets fields of the object about to be stored, in the write's transaction (after validate). */
-  beforeWrite?: BeforeWriteHook;
+  beforeWrite?: BeforeWriteHook<F>;
 }
 
 export interface ReservedDeclaration {
@@ -234,7 +272,9 @@ function checkDeclarationKeys(d: ResourceDeclaration): void {
 }
 
 /** Checks a resource declaration's shape, fills in its defaults and returns it frozen. Schemas are compiled by the registry. */
-export function defineResource(declaration: ResourceDeclaration): Resource {
+export function defineResource<const F extends AnyFields, const A extends Record<string, unknown> = Record<string, AnyFields>>(typedDeclaration: ResourceDeclaration<F, A>): Resource {
+  // The kernel calls the hooks with rows it checked against these very fields: it holds them as any declaration's.
+  const declaration = typedDeclaration as unknown as ResourceDeclaration;
   checkDeclarationKeys(declaration);
   const d = normalize(declaration);
   check(NAME.test(d.name), `name "${d.name}" must match ${NAME}`);

@@ -1,4 +1,4 @@
-import type { JsonSchema } from './define.js';
+import type { Field, JsonSchema } from './define.js';
 import { kinds, mark, withKind } from './kinds.js';
 import { unknownKeyOf } from '../../common/words.js';
 import { idPattern } from '../../common/ids.js';
@@ -33,7 +33,7 @@ export function isRequired(schema: JsonSchema | undefined): boolean {
 
 
 /** Marks a field required on create: `required: true` of text(), for any schema. */
-export function required(schema: JsonSchema): JsonSchema {
+export function required<T>(schema: Field<T>): Field<NonNullable<T>> {
   return mark(schema, REQUIRED, true);
 }
 
@@ -63,7 +63,9 @@ const INTEGER_OPTIONS: Record<keyof IntegerOptions, true> = { min: true, max: tr
 type BooleanOptions = { default?: boolean; description?: string };
 const BOOLEAN_OPTIONS: Record<keyof BooleanOptions, true> = { default: true, description: true };
 
-export function text(maxLength: number, options: TextOptions = {}): JsonSchema {
+export function text(maxLength: number, options: TextOptions & { required: true }): Field<string>;
+export function text(maxLength: number, options?: TextOptions): Field<string | null>;
+export function text(maxLength: number, options: TextOptions = {}): Field<string | null> {
   checkOptions(`text(${maxLength})`, options, TEXT_OPTIONS);
   const schema: JsonSchema = {
     type: options.required ? 'string' : ['string', 'null'],
@@ -77,7 +79,9 @@ export function text(maxLength: number, options: TextOptions = {}): JsonSchema {
   return options.required ? required(marked) : marked;
 }
 
-export function email(options: EmailOptions = {}): JsonSchema {
+export function email(options: EmailOptions & { required: true }): Field<string>;
+export function email(options?: EmailOptions): Field<string | null>;
+export function email(options: EmailOptions = {}): Field<string | null> {
   checkOptions('email()', options, EMAIL_OPTIONS);
   const schema = withKind(
     { type: options.required ? 'string' : ['string', 'null'], format: 'email', maxLength: 254, ...(options.description ? { description: options.description } : {}), examples: ['ada@example.com'] },
@@ -87,7 +91,9 @@ export function email(options: EmailOptions = {}): JsonSchema {
 }
 
 /** A whole number; 64-bit when its bounds go past 32 bits (or are not given). */
-export function integer(options: IntegerOptions = {}): JsonSchema {
+export function integer(options: IntegerOptions & { required: true }): Field<number>;
+export function integer(options?: IntegerOptions): Field<number | null>;
+export function integer(options: IntegerOptions = {}): Field<number | null> {
   checkOptions('integer()', options, INTEGER_OPTIONS);
   const schema: JsonSchema = {
     type: options.required ? 'integer' : ['integer', 'null'],
@@ -101,7 +107,9 @@ export function integer(options: IntegerOptions = {}): JsonSchema {
 }
 
 /** True or false; with a default, never null (a create that leaves it out gets the default). */
-export function boolean(options: BooleanOptions = {}): JsonSchema {
+export function boolean(options: BooleanOptions & { default: boolean }): Field<boolean>;
+export function boolean(options?: BooleanOptions): Field<boolean | null>;
+export function boolean(options: BooleanOptions = {}): Field<boolean | null> {
   checkOptions('boolean()', options, BOOLEAN_OPTIONS);
   const nullable = options.default === undefined;
   return withKind(
@@ -111,7 +119,7 @@ export function boolean(options: BooleanOptions = {}): JsonSchema {
 }
 
 /** Money is an integer amount in minor units plus an ISO 4217 currency code. */
-export function money(): { amount: JsonSchema; currency: JsonSchema } {
+export function money(): { amount: Field<number | null>; currency: Field<string | null> } {
   return {
     amount: withKind({ type: ['integer', 'null'], minimum: 0, maximum: 1e15, description: 'Amount in minor units (cents) of `currency`, which must be set with it.', examples: [125000] }, kinds.money()),
     currency: withKind({ type: ['string', 'null'], pattern: '^[A-Z]{3}$', format: 'currency', description: 'ISO 4217 currency code in current use.', examples: ['EUR'] }, kinds.currency()),
@@ -123,7 +131,7 @@ export function money(): { amount: JsonSchema; currency: JsonSchema } {
  * the resource's id pattern, checks at each write that the id names a row of the workspace, and
  * makes it a list filter.
  */
-export function ref(resource: string, description: string): JsonSchema {
+export function ref(resource: string, description: string): Field<string | null> {
   return mark(withKind({ type: ['string', 'null'], maxLength: 64, description }, kinds.ref()), REFERENCE, resource);
 }
 
@@ -132,12 +140,12 @@ export function ref(resource: string, description: string): JsonSchema {
  * `references: { client_id: 'client' }`). Deprecated since 0.2.0, removed no sooner than 0.4.0:
  * ref('client', ...) names the resource once. It still works and boot warns once.
  */
-export function idRef(prefix: string, description: string): JsonSchema {
+export function idRef(prefix: string, description: string): Field<string | null> {
   const resource = prefix.replace(/_$/, '');
   return mark({ type: ['string', 'null'], pattern: idPattern(prefix), maxLength: 64, description }, DEPRECATED, `idRef('${prefix}', ...) is deprecated: declare the field with ref('${resource}', ...) from 'workspace-api/plugin', which names the resource once (and drop it from references)`);
 }
 
-export function date(description: string): JsonSchema {
+export function date(description: string): Field<string | null> {
   return withKind({ type: ['string', 'null'], format: 'date', description, examples: ['2026-12-31'] }, kinds.date());
 }
 
@@ -145,15 +153,15 @@ export function date(description: string): JsonSchema {
  * A moment a client sets: RFC 3339 in (any offset), stored as epoch milliseconds, read back as
  * RFC 3339 UTC with milliseconds.
  */
-export function datetime(description: string): JsonSchema {
+export function datetime(description: string): Field<string | null> {
   return withKind({ type: ['string', 'null'], format: 'date-time', description, examples: ['2026-12-31T09:30:00.000Z'] }, kinds.datetime());
 }
 
 /** A moment set by the service (never by the client), stored as epoch milliseconds: datetime()'s read-only form. */
-export function moment(description: string): JsonSchema {
+export function moment(description: string): Field<string | null> {
   return withKind({ type: ['string', 'null'], format: 'date-time', readOnly: true, description }, kinds.moment());
 }
 
-export function states(values: readonly string[], initial: string, description: string): JsonSchema {
+export function states<const V extends string>(values: readonly V[], initial: NoInfer<V>, description: string): Field<V> {
   return withKind({ type: 'string', enum: [...values], default: initial, description }, kinds.states(values));
 }

@@ -1,5 +1,5 @@
-import { objectColumns, type ActionDeclaration, type JsonSchema, type Resource } from './define.js';
-import type { OperatorFilter } from '../query/index.js';
+import { objectColumns, typed, type ActionDeclaration, type JsonSchema, type Resource, type Row, type Typed } from './define.js';
+import type { ListQuery, OperatorFilter } from '../query/index.js';
 import { kindOf, storable } from './kinds.js';
 import { isRequired } from './fields.js';
 import { idPattern } from '../../common/ids.js';
@@ -44,12 +44,12 @@ export function sortValues(resource: Resource): string[] {
 
 /** The list endpoint's query string: anything not named here is refused. */
 /** `limit` and `cursor`: the query parameters of every cursor list. */
-export const PAGE_PARAMETERS: Record<string, JsonSchema> = {
+export const PAGE_PARAMETERS = {
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE, description: 'Page size.' },
   cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
-};
+} as const satisfies Record<string, JsonSchema>;
 
-export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = [], extra: Record<string, JsonSchema> = {}): JsonSchema {
+export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = [], extra: Record<string, JsonSchema> = {}): Typed<ListQuery> {
   const properties: Record<string, JsonSchema> = {
     ...PAGE_PARAMETERS,
     sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
@@ -61,7 +61,7 @@ export function listQuerySchema(resource: Resource, filters: readonly OperatorFi
   }
   for (const filter of filters) properties[filter.parameter] = filter.schema;
   Object.assign(properties, extra);
-  return { type: 'object', additionalProperties: false, properties };
+  return typed({ type: 'object', additionalProperties: false, properties });
 }
 
 export const EMPTY_QUERY_SCHEMA: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
@@ -77,32 +77,32 @@ function bodyProperties(resource: Resource): Record<string, JsonSchema> {
 }
 
 /** POST body: the writable fields, the declared required ones present, nothing else. */
-export function createBodySchema(resource: Resource): JsonSchema {
-  return { type: 'object', additionalProperties: false, required: [...resource.required], properties: bodyProperties(resource) };
+export function createBodySchema(resource: Resource): Typed<Row> {
+  return typed({ type: 'object', additionalProperties: false, required: [...resource.required], properties: bodyProperties(resource) });
 }
 
 /** PATCH body: any subset of the writable fields; a field sent as null is cleared. */
-export function updateBodySchema(resource: Resource): JsonSchema {
-  return { type: 'object', additionalProperties: false, properties: bodyProperties(resource) };
+export function updateBodySchema(resource: Resource): Typed<Row> {
+  return typed({ type: 'object', additionalProperties: false, properties: bodyProperties(resource) });
 }
 
 /**
  * An action's body: its declared properties, nothing else; required are those its fields mark
  * so (`text(200, { required: true })`, as in `fields`) and those it lists in `required`.
  */
-export function actionBodySchema(action: ActionDeclaration): JsonSchema {
+export function actionBodySchema(action: ActionDeclaration): Typed<Row> {
   const body = action.body ?? {};
   const properties = Object.fromEntries(Object.entries(body).map(([name, schema]) => [name, storable(schema)]));
   const required = [...new Set([...Object.keys(body).filter((name) => isRequired(body[name])), ...(action.required ?? [])])];
-  return { type: 'object', additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) };
+  return typed({ type: 'object', additionalProperties: false, properties, ...(required.length > 0 ? { required } : {}) });
 }
 
 /** POST /<path>/batch: `{ "data": [...] }`, 1 to 100 create bodies. */
-export function batchBodySchema(createBody: JsonSchema, max: number): JsonSchema {
-  return {
+export function batchBodySchema(createBody: JsonSchema, max: number): Typed<{ data: Row[] }> {
+  return typed({
     type: 'object',
     additionalProperties: false,
     required: ['data'],
     properties: { data: { type: 'array', minItems: 1, maxItems: max, items: createBody, description: `1 to ${max} objects to create, all or none.` } },
-  };
+  });
 }

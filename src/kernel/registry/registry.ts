@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { actionBodySchema, createBodySchema, createQueryAjv, createSchemaAjv, deprecationOf, type FieldKind, isPlugin, type JsonSchema, kindOf, listQuerySchema, type MoneyPair, moneyPairs, objectColumns, objectSchema, type PluginExport, PluginLoadError, referenceOf, type Reserved, type Resource, updateBodySchema } from '../model/index.js';
-import { expandParameter, type OperatorFilter, operatorFilters, searchableFields, searchParameter } from '../query/index.js';
+import { actionBodySchema, createBodySchema, createQueryAjv, createSchemaAjv, deprecationOf, type FieldKind, isPlugin, type JsonSchema, kindOf, listQuerySchema, type MoneyPair, moneyPairs, objectColumns, objectSchema, type PluginExport, PluginLoadError, referenceOf, type Reserved, type Resource, type Row, type Typed, updateBodySchema } from '../model/index.js';
+import { expandParameter, type ListQuery, type OperatorFilter, operatorFilters, searchableFields, searchParameter } from '../query/index.js';
 import { importFile } from '../../common/modules.js';
 import { idPattern } from '../../common/ids.js';
 
@@ -11,11 +11,11 @@ export interface CompiledResource {
   readonly def: Resource;
   readonly file: string;
   readonly objectSchema: JsonSchema;
-  readonly listQuerySchema: JsonSchema;
+  readonly listQuerySchema: Typed<ListQuery>;
   /** The query string of GET /<path>/{id}: `expand` when the resource has references to expand, else nothing. */
   readonly getQuerySchema: JsonSchema | undefined;
-  readonly createBodySchema: JsonSchema;
-  readonly updateBodySchema: JsonSchema;
+  readonly createBodySchema: Typed<Row>;
+  readonly updateBodySchema: Typed<Row>;
   /** Columns read for the object, in output order. */
   readonly columns: readonly string[];
   /** Each field's kind: its column, its codec, what lists can do with it. */
