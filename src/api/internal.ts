@@ -24,9 +24,14 @@ export const INTERNAL_BASE = '/internal/v1';
  * command and the public API use.
  */
 export function internalApi(registry: Registry, document: () => string = () => '{}', publicDocument: () => string = () => '{}'): Api {
+  return { base: INTERNAL_BASE, title: 'Workspace API: internal API of the administration area', credentials: 'session', routes: internalRoutes(registry, document, publicDocument) };
+}
+
+/** The routes of the internal API, in the order the document lists them. */
+function internalRoutes(registry: Registry, document: () => string, publicDocument: () => string): Route[] {
   // The catalog with each event's example payload, as the public document gives it (read once, when first asked).
-  let events: ReturnType<typeof eventCatalogWithExamples> | undefined;
-  const routes: Route[] = [
+  const events = once(() => eventCatalogWithExamples(registry, JSON.parse(publicDocument()) as Record<string, unknown>));
+  return [
     ...sessionRoutes(),
     {
       method: 'get',
@@ -94,7 +99,7 @@ export function internalApi(registry: Registry, document: () => string = () => '
       access: null,
       success: { status: 200, description: 'The event catalog.', schema: ref('EventTypeList') },
       errors: ['invalid_parameter'],
-      handle: () => ({ body: { data: (events ??= eventCatalogWithExamples(registry, JSON.parse(publicDocument()) as Record<string, unknown>)) } }),
+      handle: () => ({ body: { data: events() } }),
     },
     ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),
     route({
@@ -134,9 +139,14 @@ export function internalApi(registry: Registry, document: () => string = () => '
       },
       success: { status: 200, description: 'The latest deliveries of each subscription.', schema: ref('RecentDeliveries') },
       errors: ['invalid_parameter'],
-      handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, signedIn(input).workspace.id, [...new Set((input.query.webhook_ids as string).split(','))]) } }),
+      handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, signedIn(input).workspace.id, [...new Set(input.query.webhook_ids.split(','))]) } }),
     }),
     documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
   ];
-  return { base: INTERNAL_BASE, title: 'Workspace API: internal API of the administration area', credentials: 'session', routes };
+}
+
+/** `make`'s value, made at the first call and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { booleanSetting, choiceSetting, ConfigError, customSetting, integerSetting } from './settings.js';
 import { undecodablePart } from './url-parts.js';
 
 export type DatabaseConfig =
@@ -28,15 +29,7 @@ export interface HttpLimits {
   readonly maxConnections: number;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly setting: string,
-    message: string,
-  ) {
-    super(`${setting}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './settings.js';
 
 /* Parsing of settings that name Redis nodes and sealing keys: other folders read them from here. */
 
@@ -83,33 +76,7 @@ function packageRoot(from: string): string {
 }
 
 const DEFAULT_RETRY_DELAYS = [5, 300, 1800, 7200, 18000, 36000, 36000];
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, fallback: T, allowed: readonly T[]): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
-  }
-  return raw as T;
-}
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * The parts of a server's URL that its driver decodes (user, password, path) must be
@@ -205,13 +172,8 @@ function parseOrigins(raw: string | undefined): string[] {
   });
 }
 
-function parseSecretKeys(raw: string | undefined, database: DatabaseConfig): readonly Buffer[] | undefined {
-  if (raw === undefined || raw.trim() === '') {
-    if (database.client !== 'sqlite') {
-      throw new ConfigError('SECRET_KEYS', `is required with a ${database.client === 'mysql' ? 'MySQL' : 'PostgreSQL'} DATABASE_URL: webhook secrets are stored encrypted under it. Make a key with \`openssl rand -base64 32\`, set SECRET_KEYS to it, and keep it apart from the database and its backups`);
-    }
-    return undefined;
-  }
+function parseSecretKeys(raw: string | undefined): readonly Buffer[] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
   const keys = raw.split(',').map((part, i) => {
     const key = decodeKey(part);
     if (!key) throw new ConfigError('SECRET_KEYS', `must be a comma-separated list of base64 32-byte keys, newest first (as \`openssl rand -base64 32\` prints); key ${i + 1} is not one`);
@@ -224,83 +186,192 @@ function parseSecretKeys(raw: string | undefined, database: DatabaseConfig): rea
 export const DEFAULT_RETENTION_DAYS = 30;
 export const DAY_MS = 24 * 3600 * 1000;
 
+const seconds = (name: string, fallback: number, min: number, max: number, meaning: string) => integerSetting(name, fallback, min, max, meaning);
+
+/** Every setting, in the order the operator's guide lists them (settings.ts; `npm run docs:settings` writes the table). */
+export const SETTINGS = {
+  port: integerSetting('PORT', 3000, 0, 65535, 'where the API listens'),
+  host: customSetting('HOST', '`127.0.0.1`', 'the address the API listens on', (raw) => raw || '127.0.0.1'),
+  database: customSetting(
+    'DATABASE_URL',
+    '`sqlite:./data/workspace.db`',
+    'or `mysql://user:pass@host:3306/db` (MySQL 8 / MariaDB 10.11), or `postgres://user:pass@host:5432/db` (PostgreSQL 13+; `postgresql://` too)',
+    (raw) => Object.freeze(parseDatabase(raw || 'sqlite:./data/workspace.db')),
+  ),
+  secretKeys: customSetting(
+    'SECRET_KEYS',
+    'unset: the key file `secret.key` beside the SQLite database',
+    'base64 32-byte keys, newest first (`openssl rand -base64 32`), that webhook secrets are encrypted under; **required with MySQL or PostgreSQL** (start-up refuses without it)',
+    (raw) => parseSecretKeys(raw),
+  ),
+  redisUrl: customSetting(
+    'REDIS_URL',
+    'unset: limits in process memory',
+    '`redis://host:6379` (`rediss://` for TLS, `redis://user:pass@host:6379` with credentials); needed to share limits across processes. A **Redis Cluster**: `redis-cluster://[user:pass@]host:port,host:port,...` (`rediss-cluster://` for TLS) naming some of its nodes; the rest are discovered',
+    parseRedisUrl,
+  ),
+  redisPrefix: customSetting('REDIS_PREFIX', '`wsapi:`', 'prefix of every Redis key, so deployments can share a Redis', (raw) => {
+    const prefix = raw ?? 'wsapi:';
+    if (!/^[A-Za-z0-9:_.-]*$/.test(prefix)) throw new ConfigError('REDIS_PREFIX', 'may hold only letters, digits and : _ . -');
+    return prefix;
+  }),
+  worker: choiceSetting('WORKER', 'inline', ['inline', 'off'], '`inline`: `npm start` also runs a delivery worker; `off`: API only'),
+  authFailureLimit: integerSetting('AUTH_FAILURE_LIMIT', 30, 1, 100000, 'failed authentications per client address and minute'),
+  trustProxy: booleanSetting(
+    'TRUST_PROXY',
+    false,
+    "take the client address from `X-Forwarded-For` (only behind your proxy): the entry your proxy appended, never one the client wrote before it; an entry that is not an address counts as the socket's",
+  ),
+  trustProxyHops: integerSetting(
+    'TRUST_PROXY_HOPS',
+    1,
+    1,
+    10,
+    'with `TRUST_PROXY`, how many proxies in front append to `X-Forwarded-For` (a CDN and a load balancer: `2`); the address is the entry the farthest of them appended, counted from the end',
+  ),
+  cookieSecure: booleanSetting(
+    'COOKIE_SECURE',
+    false,
+    "always mark the administration area's session cookie `Secure` (it is already whenever the request came over https: a TLS connection, or `X-Forwarded-Proto: https` with `TRUST_PROXY=true`)",
+  ),
+  adminOrigins: customSetting('ADMIN_ORIGINS', 'unset', 'further origins (`https://admin.example.com,...`) whose pages may change things through `/internal/v1`', (raw) => Object.freeze(parseOrigins(raw))),
+  usageFlushSeconds: seconds('USAGE_FLUSH_SECONDS', 5, 1, 300, 'how often each server writes the usage it counted per key (the most a killed process loses)'),
+  metricsPort: customSetting(
+    'METRICS_PORT',
+    'unset: none',
+    "serve this process's Prometheus metrics on `GET /metrics` at this port (each server and worker process its own port)",
+    (raw) => (raw ? integerSetting('METRICS_PORT', 0, 0, 65535, '').read(raw) : undefined),
+  ),
+  metricsHost: customSetting('METRICS_HOST', '`127.0.0.1`', 'the address the metrics listen on (`0.0.0.0` to let a Prometheus elsewhere scrape them)', (raw) => raw || '127.0.0.1'),
+  webConcurrency: integerSetting(
+    'WEB_CONCURRENCY',
+    1,
+    1,
+    64,
+    'server processes sharing the port (node:cluster); above 1 only with `REDIS_URL`, so the rate limits stay shared (refused at start-up otherwise). The first process migrates and seeds; each one runs its own inline worker, and serves its metrics on `METRICS_PORT` + its index',
+  ),
+  demo: booleanSetting('DEMO', undefined, 'seed a demo workspace (full-scope key, sample rows, demo admin) into an empty database', '`true` on the embedded default, else `false`'),
+  retentionDays: integerSetting(
+    'RETENTION_DAYS',
+    DEFAULT_RETENTION_DAYS,
+    1,
+    3650,
+    "how long events are kept (the event log, recovery), with their deliveries and attempts, and the keys' request logs; then swept by the housekeeping of each server and worker",
+  ),
+  requestLog: booleanSetting(
+    'REQUEST_LOG',
+    true,
+    "whether each server logs every request made with a key (the key's request log); `false` turns it off (on SQLite the log costs writes about a seventh of their throughput, on MySQL and PostgreSQL nothing measurable: see `bench/HISTORY.md`)",
+  ),
+  logLevel: choiceSetting(
+    'LOG_LEVEL',
+    'info',
+    LOG_LEVELS,
+    "pino level; `silent` to mute; `warn` drops the access log's line a request (each key's requests stay in its request log): on MariaDB that saved 15 microseconds of the server's CPU a POST, 7% more writes a second (see `bench/HISTORY.md`)",
+  ),
+  webhookAllowPrivate: booleanSetting('WEBHOOK_ALLOW_PRIVATE', false, '`true` allows `http` and private addresses (development only)'),
+  webhookRetryDelays: customSetting('WEBHOOK_RETRY_DELAYS', `\`${DEFAULT_RETRY_DELAYS.join(',')}\``, 'seconds between attempts (the count sets the retries)', (raw) => Object.freeze(parseRetryDelays(raw))),
+  webhookTimeoutSeconds: seconds('WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60, 'per attempt'),
+  webhookLeaseSeconds: seconds('WEBHOOK_LEASE_SECONDS', 60, 2, 3600, 'how long a worker holds what it claimed; at least twice the timeout'),
+  webhookConcurrency: integerSetting('WEBHOOK_CONCURRENCY', 50, 1, 1000, 'attempts in flight per worker'),
+  webhookDnsServers: customSetting('WEBHOOK_DNS_SERVERS', 'system resolver', '`ip[:port],...` to resolve webhook hosts with those servers only', (raw) => Object.freeze(parseDnsServers(raw))),
+  pluginsDir: customSetting('PLUGINS_DIR', '`./plugins`', 'where resource plugins are loaded from', (raw) => path.resolve(raw || path.join(ROOT_DIR, 'plugins'))),
+  migrationsDir: customSetting('MIGRATIONS_DIR', 'unset', 'a further migrations folder, run beside `./migrations` in file-name order', (raw) => (raw ? path.resolve(raw) : undefined)),
+  httpRequestTimeoutSeconds: seconds('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600, 'a request (headers and body) must arrive within this, else `408` and the connection closes'),
+  httpHeadersTimeoutSeconds: seconds(
+    'HTTP_HEADERS_TIMEOUT_SECONDS',
+    10,
+    1,
+    3600,
+    "a request's headers must arrive within this, the first request's counted from connect however slowly bytes trickle in (at most the request timeout); past it, 408 and the connection is closed",
+  ),
+  httpKeepAliveTimeoutSeconds: seconds('HTTP_KEEPALIVE_TIMEOUT_SECONDS', 5, 1, 3600, "an idle keep-alive connection is closed after this; behind a load balancer, set it above the balancer's idle timeout"),
+  httpMaxConnections: integerSetting(
+    'HTTP_MAX_CONNECTIONS',
+    1000,
+    1,
+    1_000_000,
+    'connections one process holds at once; at the cap a new connection takes the place of the one idle longest (waiting for its first headers, or kept alive between requests), and only when every connection is busy with a request is it closed as it arrives (logged at most every 10 s)',
+  ),
+} as const;
+
+/** Each setting's value as its declaration reads it. */
+export type SettingValues = { [K in keyof typeof SETTINGS]: ReturnType<(typeof SETTINGS)[K]['read']> };
+
+/** Every setting read from `env`, each by its declaration, in order (the first refusal stops). */
+export function readSettings(env: NodeJS.ProcessEnv): SettingValues {
+  return Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, setting.read(env[setting.name])])) as SettingValues;
+}
+
+/** The checks between settings: one that needs another, or must stay within another. */
+function checkTogether(s: SettingValues): void {
+  // A claim must outlive the attempt it covers, or a slow attempt could be claimed twice.
+  if (s.webhookLeaseSeconds < 2 * s.webhookTimeoutSeconds) throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be at least twice WEBHOOK_TIMEOUT_SECONDS (${s.webhookTimeoutSeconds * 2})`);
+  if (s.httpHeadersTimeoutSeconds > s.httpRequestTimeoutSeconds) throw new ConfigError('HTTP_HEADERS_TIMEOUT_SECONDS', `must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${s.httpRequestTimeoutSeconds})`);
+  if (s.webConcurrency > 1 && s.redisUrl === undefined) throw new ConfigError('WEB_CONCURRENCY', 'needs REDIS_URL: several processes on one port must share their rate limits (set REDIS_URL, or leave WEB_CONCURRENCY at 1)');
+  if (s.secretKeys === undefined && s.database.client !== 'sqlite') {
+    throw new ConfigError('SECRET_KEYS', `is required with a ${s.database.client === 'mysql' ? 'MySQL' : 'PostgreSQL'} DATABASE_URL: webhook secrets are stored encrypted under it. Make a key with \`openssl rand -base64 32\`, set SECRET_KEYS to it, and keep it apart from the database and its backups`);
+  }
+}
+
 /** Reads every setting once; the result is frozen and passed down, never re-read. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/workspace.db';
-  const pluginsDir = path.resolve(env.PLUGINS_DIR || path.join(ROOT_DIR, 'plugins'));
-  const migrationsDirs = [path.join(ROOT_DIR, 'migrations')];
-  if (env.MIGRATIONS_DIR) migrationsDirs.push(path.resolve(env.MIGRATIONS_DIR));
-  const logLevel = oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS);
-  const redisPrefix = env.REDIS_PREFIX ?? 'wsapi:';
-  if (!/^[A-Za-z0-9:_.-]*$/.test(redisPrefix)) throw new ConfigError('REDIS_PREFIX', 'may hold only letters, digits and : _ . -');
-
-  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000;
-  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_SECONDS', 60, 2, 3600) * 1000;
-  // A claim must outlive the attempt it covers, or a slow attempt could be claimed twice.
-  if (webhookLeaseMs < 2 * webhookTimeoutMs) throw new ConfigError('WEBHOOK_LEASE_SECONDS', `must be at least twice WEBHOOK_TIMEOUT_SECONDS (${webhookTimeoutMs / 500})`);
-
-  const requestTimeoutMs = integer(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000;
-  const headersTimeoutMs = integer(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000;
-  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('HTTP_HEADERS_TIMEOUT_SECONDS', `must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${requestTimeoutMs / 1000})`);
+  const s = readSettings(env);
+  checkTogether(s);
   const http: HttpLimits = Object.freeze({
-    requestTimeoutMs,
-    headersTimeoutMs,
-    keepAliveTimeoutMs: integer(env, 'HTTP_KEEPALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
-    maxConnections: integer(env, 'HTTP_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+    requestTimeoutMs: s.httpRequestTimeoutSeconds * 1000,
+    headersTimeoutMs: s.httpHeadersTimeoutSeconds * 1000,
+    keepAliveTimeoutMs: s.httpKeepAliveTimeoutSeconds * 1000,
+    maxConnections: s.httpMaxConnections,
   });
-
-  const database = Object.freeze(parseDatabase(databaseUrl));
-  const redisUrl = parseRedisUrl(env.REDIS_URL);
-  const webConcurrency = integer(env, 'WEB_CONCURRENCY', 1, 1, 64);
-  if (webConcurrency > 1 && redisUrl === undefined) throw new ConfigError('WEB_CONCURRENCY', 'needs REDIS_URL: several processes on one port must share their rate limits (set REDIS_URL, or leave WEB_CONCURRENCY at 1)');
   return Object.freeze({
     http,
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    host: env.HOST || '127.0.0.1',
-    database,
+    port: s.port,
+    host: s.host,
+    database: s.database,
     /** Seed a demo workspace into an empty database (DEMO; by default only on the embedded default). */
-    demo: boolean(env, 'DEMO', database.client === 'sqlite'),
-    redisUrl,
+    demo: s.demo ?? s.database.client === 'sqlite',
+    redisUrl: s.redisUrl,
     /** Server processes on one port (WEB_CONCURRENCY, node:cluster); above 1 only with Redis. */
-    webConcurrency,
+    webConcurrency: s.webConcurrency,
     /** Prefix of every Redis key this service writes, so several deployments can share one Redis. */
-    redisPrefix,
-    worker: oneOf(env, 'WORKER', 'inline', ['inline', 'off'] as const),
-    webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-    webhookRetryDelays: Object.freeze(parseRetryDelays(env.WEBHOOK_RETRY_DELAYS)),
+    redisPrefix: s.redisPrefix,
+    worker: s.worker,
+    webhookAllowPrivate: s.webhookAllowPrivate === true,
+    webhookRetryDelays: s.webhookRetryDelays,
     /** Per-attempt limit of a delivery: a 2xx must arrive within it (10 s in the contract). */
-    webhookTimeoutMs,
+    webhookTimeoutMs: s.webhookTimeoutSeconds * 1000,
     /** How long a worker holds the deliveries it claimed; a crashed worker's claims return after it. */
-    webhookLeaseMs,
+    webhookLeaseMs: s.webhookLeaseSeconds * 1000,
     /** Attempts a worker keeps in flight at once. */
-    webhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY', 50, 1, 1000),
+    webhookConcurrency: s.webhookConcurrency,
     /** DNS servers (host or host:port) that resolve webhook hosts; empty: the system resolver. */
-    webhookDnsServers: Object.freeze(parseDnsServers(env.WEBHOOK_DNS_SERVERS)),
-    logLevel,
-    pluginsDir,
-    migrationsDirs: Object.freeze(migrationsDirs),
+    webhookDnsServers: s.webhookDnsServers,
+    logLevel: s.logLevel,
+    pluginsDir: s.pluginsDir,
+    migrationsDirs: Object.freeze([path.join(ROOT_DIR, 'migrations'), ...(s.migrationsDir !== undefined ? [s.migrationsDir] : [])]),
     /** Failed authentications admitted per client address and minute before 429. */
-    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 100000),
+    authFailureLimit: s.authFailureLimit,
     /** Honour X-Forwarded-For for the client address (only behind a trusted proxy). */
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: s.trustProxy === true,
     /** How many proxies in front append to X-Forwarded-For: the client's address is the entry the farthest of them appended, counted from the end. */
-    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 1, 1, 10),
+    trustProxyHops: s.trustProxyHops,
     /** The session cookie gets `Secure` (set it when the service is reached over https). */
-    cookieSecure: boolean(env, 'COOKIE_SECURE', false),
+    cookieSecure: s.cookieSecure === true,
     /** Origins, beyond the service's own, whose pages may change things through the internal API. */
-    adminOrigins: Object.freeze(parseOrigins(env.ADMIN_ORIGINS)),
+    adminOrigins: s.adminOrigins,
     /** How often each server writes the usage it counted (the most a killed process loses). */
-    usageFlushMs: integer(env, 'USAGE_FLUSH_SECONDS', 5, 1, 300) * 1000,
+    usageFlushMs: s.usageFlushSeconds * 1000,
     /** Whether each key's requests are logged (REQUEST_LOG, default true; docs/reference.md section 15), kept as long as events. */
-    requestLog: boolean(env, 'REQUEST_LOG', true),
+    requestLog: s.requestLog !== false,
     /** How long events, their deliveries and attempts are kept (RETENTION_DAYS, default 30). */
-    retentionMs: integer(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 1, 3650) * DAY_MS,
+    retentionMs: s.retentionDays * DAY_MS,
     /**
      * The keys webhook secrets are sealed under (SECRET_KEYS, newest first); undefined on the
      * embedded default without it: the key file in the data folder is used (secrets/load.ts).
      */
-    secretKeys: parseSecretKeys(env.SECRET_KEYS, database),
+    secretKeys: s.secretKeys,
     /** Where this process serves its Prometheus metrics (METRICS_PORT, METRICS_HOST); undefined: not at all. */
-    metrics: env.METRICS_PORT ? Object.freeze({ port: integer(env, 'METRICS_PORT', 0, 0, 65535), host: env.METRICS_HOST || '127.0.0.1' }) : undefined,
+    metrics: s.metricsPort !== undefined ? Object.freeze({ port: s.metricsPort, host: s.metricsHost }) : undefined,
   });
 }

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ROOT_DIR } from '../../src/common/config.js';
+import { ROOT_DIR, SETTINGS } from '../../src/common/config.js';
 import { anchors, documents, parts, relativeLinks } from '../helpers/docs.js';
+import { withSettingsTable } from '../../scripts/docs-settings.js';
 
 describe('the documentation, by reader', () => {
   const read = (file: string) => fs.readFileSync(path.join(ROOT_DIR, file), 'utf8');
@@ -49,22 +50,15 @@ describe('the documentation, by reader', () => {
     expect(missing).to.deep.equal([]);
   });
 
-  it("lists in the operator's guide exactly the settings the service reads, each with the default it applies", () => {
-    const source = read('src/common/config.ts');
-    const readByService = new Set([...source.matchAll(/env\.([A-Z_]+)|env, '([A-Z_]+)'/g)].map((m) => m[1] ?? m[2]!));
-    const rows = new Map<string, string>();
-    for (const line of parts(read('docs/operator.md')).prose) {
-      const cells = /^\| (`[A-Z_]+`(?:, `[A-Z_]+`)*) \| ([^|]*) \|/.exec(line);
-      if (!cells) continue;
-      const names = [...cells[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!);
-      const defaults = [...cells[2]!.matchAll(/`([^`]*)`/g)].map((m) => m[1]!);
-      // A default in words ("unset: none") is a setting with no default to apply.
-      names.forEach((name, i) => rows.set(name, defaults[names.length > 1 ? i : 0] ?? ''));
-    }
-    expect([...rows.keys()].sort()).to.deep.equal([...readByService].sort());
-    // Where config.ts writes a default as a literal, the table says the same.
-    for (const [, name, literal] of source.matchAll(/(?:integer|boolean|oneOf)\(env, '([A-Z_]+)', ('[^']*'|(?:\d+|true|false)\b)/g)) {
-      if (rows.get(name!) !== '') expect(rows.get(name!), name).to.equal(literal!.replace(/'/g, ''));
-    }
+  it("has in the operator's guide the settings table the settings' declaration writes (npm run docs:settings)", () => {
+    const guide = read('docs/operator.md');
+    expect(withSettingsTable(guide) === guide, 'docs/operator.md differs from src/common/config.ts SETTINGS: run npm run docs:settings').to.equal(true);
+    // A default changed in the table alone is a difference.
+    expect(withSettingsTable(guide.replace('| `PORT` | `3000` |', '| `PORT` | `8080` |'))).to.equal(guide);
+    // Every variable the service reads is declared there (WSAPI_CLUSTER_INDEX is the cluster's own, set for its processes).
+    const declared = new Set(Object.values(SETTINGS).map((s) => s.name));
+    const src = (dir: string): string[] => fs.readdirSync(path.join(ROOT_DIR, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? src(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+    const readBySource = new Set(src('src').flatMap((file) => [...fs.readFileSync(path.join(ROOT_DIR, file), 'utf8').matchAll(/\benv\.([A-Z][A-Z_]+)/g)].map((m) => m[1]!)));
+    expect([...readBySource].filter((name) => !declared.has(name) && name !== 'WSAPI_CLUSTER_INDEX')).to.deep.equal([]);
   });
 });
