@@ -178,25 +178,23 @@ const USAGE = `Usage:\n${Object.entries(COMMANDS)
   .map(([name, { usage }]) => `  npm run admin -- ${name}${usage ? ` ${usage}` : ''} [--json]`)
   .join('\n')}`;
 
+const OPTIONS = {
+  name: { type: 'string' },
+  plan: { type: 'string' },
+  workspace: { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  scopes: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const;
+
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        plan: { type: 'string' },
-        workspace: { type: 'string' },
-        email: { type: 'string' },
-        role: { type: 'string' },
-        scopes: { type: 'string' },
-        'rate-limit': { type: 'string' },
-        'expires-in-days': { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-    });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (err) {
     console.error(`${(err as Error).message}\n${USAGE}`);
     return 2;
@@ -225,22 +223,27 @@ async function main(argv: string[]): Promise<number> {
     await command.run({ values, arg, arg2, deps, config, print });
     return 0;
   } catch (err) {
-    if (err instanceof RefusedError || err instanceof ApiError) {
-      console.error(`refused: ${err.message}`);
-      return 1;
-    }
-    if (err instanceof UsageError) {
-      console.error(`${err.message}\n${USAGE}`);
-      return 2;
-    }
-    if (isUnavailable(err)) {
-      console.error(`error: the database cannot be reached (DATABASE_URL): ${(err as { code?: string }).code ?? (err as Error).message}`);
-      return 1;
-    }
-    throw err;
+    return refusal(err);
   } finally {
     await deps.close();
   }
+}
+
+/** What a command that failed exits with, having said why: 1 refused or the database away, 2 a usage mistake; anything else is a bug, thrown on. */
+function refusal(err: unknown): number {
+  if (err instanceof RefusedError || err instanceof ApiError) {
+    console.error(`refused: ${err.message}`);
+    return 1;
+  }
+  if (err instanceof UsageError) {
+    console.error(`${err.message}\n${USAGE}`);
+    return 2;
+  }
+  if (isUnavailable(err)) {
+    console.error(`error: the database cannot be reached (DATABASE_URL): ${(err as { code?: string }).code ?? (err as Error).message}`);
+    return 1;
+  }
+  throw err;
 }
 
 runMain(() => main(process.argv.slice(2)));

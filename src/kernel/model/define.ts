@@ -277,6 +277,18 @@ export function defineResource<const F extends AnyFields, const A extends Record
   const declaration = typedDeclaration as unknown as ResourceDeclaration;
   checkDeclarationKeys(declaration);
   const d = normalize(declaration);
+  checkNames(d);
+  checkFields(d);
+  checkList(d);
+  checkState(d);
+  checkEventsAndActions(d);
+  return deepFreeze(brand({ ...d, kind: 'resource' as const }));
+}
+
+type Normalized = ReturnType<typeof normalize>;
+
+/** Its name, path, table, id prefix, description and scopes have their forms. */
+function checkNames(d: Normalized): void {
   check(NAME.test(d.name), `name "${d.name}" must match ${NAME}`);
   check(/^\/[a-z][a-z0-9-]*$/.test(d.path), `path "${d.path}" must look like /things`);
   check(NAME.test(d.table), `table "${d.table}" must match ${NAME}`);
@@ -285,6 +297,10 @@ export function defineResource<const F extends AnyFields, const A extends Record
   check(/^read:[a-z][a-z0-9_]*$/.test(d.scopes.read), `scopes.read "${d.scopes.read}" must look like read:<resource>`);
   check(/^write:[a-z][a-z0-9_]*$/.test(d.scopes.write), `scopes.write "${d.scopes.write}" must look like write:<resource>`);
   check(d.fields && Object.keys(d.fields).length > 0, 'fields must declare at least one field');
+}
+
+/** Its fields: names of their own, bounds that hold a value; what is required or a reference is a field. */
+function checkFields(d: Normalized): void {
   for (const field of Object.keys(d.fields)) {
     check(NAME.test(field), `field "${field}" must match ${NAME}`);
     check(!KERNEL_FIELDS.includes(field), `field "${field}" is kept by the kernel`);
@@ -296,6 +312,10 @@ export function defineResource<const F extends AnyFields, const A extends Record
     check(field in d.fields, `reference "${field}" is not declared in fields`);
     check(NAME.test(target), `reference "${field}" names an invalid resource "${target}"`);
   }
+}
+
+/** Its sorts and filters: ones the kernel can keep with an index. */
+function checkList(d: Normalized): void {
   for (const sort of d.list.sorts) check(SORTS.includes(sort), `sort "${sort}" must be one of ${SORTS.join(', ')}`);
   check(d.list.sorts.includes('created_at'), 'sorts must include created_at (the default sort)');
   for (const filter of d.list.filters) {
@@ -305,6 +325,10 @@ export function defineResource<const F extends AnyFields, const A extends Record
     const comparable = filterKind?.name === 'boolean' || (filterKind?.operators.includes('in') === true && filterKind.column.type !== 'text');
     check(filter === d.state?.field || filter in d.references || comparable, `filter "${filter}" must be the state field, a reference, an email, a boolean or a text of at most 255 characters`);
   }
+}
+
+/** Its state machine: an enum field with a default, moves and stamps between its states. */
+function checkState(d: Normalized): void {
   if (d.state) {
     const values = enumOf(d.fields[d.state.field]);
     check(values, `state field "${d.state.field}" must be declared with an enum`);
@@ -321,6 +345,10 @@ export function defineResource<const F extends AnyFields, const A extends Record
       check(schema?.readOnly === true && schema.format === 'date-time', `stamp field "${field}" must be a read-only date-time field (see moment())`);
     }
   }
+}
+
+/** Its events, actions, hooks and handlers: named as routes and events are, functions where they run. */
+function checkEventsAndActions(d: Normalized): void {
   for (const [event, declared] of Object.entries(d.events ?? {})) {
     check(NAME.test(event), `event "${event}" must match ${NAME}`);
     check(!['created', 'updated', 'deleted'].includes(event), `event "${event}" is emitted by every resource already`);
@@ -340,7 +368,6 @@ export function defineResource<const F extends AnyFields, const A extends Record
     check(HANDLERS.includes(name), `handler "${name}" is not one of ${HANDLERS.join(', ')}`);
     check(typeof handler === 'function', `handler "${name}" must be a function`);
   }
-  return deepFreeze(brand({ ...d, kind: 'resource' as const }));
 }
 
 /** A path that is part of the contract but not built yet: every method on it answers 501. */

@@ -165,13 +165,25 @@ function checkDefaults(ajv: Ajv2020, plugin: Resource, file: string): void {
  * it: a plugin at one of them stops boot naming both.
  */
 export async function loadRegistry(dir: string, { checkSchemas = true, servedPaths = new Map<string, string>() }: { checkSchemas?: boolean; servedPaths?: ReadonlyMap<string, string> } = {}): Promise<Registry> {
-  const schemaAjv = checkSchemas ? createSchemaAjv() : undefined;
-  const queryAjv = checkSchemas ? createQueryAjv() : undefined;
+  const { declared, reserved, deprecations } = await readPlugins(dir, servedPaths);
+  const ajvs = checkSchemas ? { schema: createSchemaAjv(), query: createQueryAjv() } : undefined;
+  const prefixes = new Map(declared.map(({ plugin }) => [plugin.name, plugin.idPrefix]));
+  const resources = declared.map(({ plugin, file }) => compileResource(plugin, file, prefixes, ajvs));
+  const byName = new Map(resources.map((r) => [r.def.name, r]));
+  checkReferences(resources, byName);
+  return Object.freeze({
+    resources: Object.freeze(resources),
+    reserved: Object.freeze(reserved),
+    byName,
+    deprecations: Object.freeze(deprecations),
+  });
+}
+
+/** Every plugin of the folder, imported, each name, path, table, id prefix and scope claimed by one plugin alone (or the service). */
+async function readPlugins(dir: string, servedPaths: ReadonlyMap<string, string>) {
   const seen = { name: new Map<string, string>(), path: new Map<string, string>(), table: new Map<string, string>(), prefix: new Map<string, string>(), scope: new Map<string, string>() };
   for (const [served, by] of servedPaths) seen.path.set(served, by);
   seen.scope.set(WEBHOOKS_SCOPE, 'the kernel');
-
-  const resources: CompiledResource[] = [];
   const reserved: Reserved[] = [];
   const declared: Array<{ plugin: Resource; file: string }> = [];
   const deprecations: Deprecation[] = [];
@@ -190,55 +202,55 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
     claim(seen.scope, 'scope', plugin.scopes.write, file);
     declared.push({ plugin, file });
   }
-  const prefixes = new Map(declared.map(({ plugin }) => [plugin.name, plugin.idPrefix]));
-  for (const { plugin: declaredPlugin, file } of declared) {
-    const plugin = withReferencePatterns(declaredPlugin, prefixes, file);
-    const object = objectSchema(plugin);
-    const createBody = createBodySchema(plugin);
-    const updateBody = updateBodySchema(plugin);
-    // Compiled here only to stop boot on a bad schema, naming the plugin; routes compile their own.
-    const compiled = (compile: () => unknown) => {
-      try {
-        compile();
-      } catch (err) {
-        throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
-      }
-    };
-    compiled(() => {
-      schemaAjv?.compile(object);
-      schemaAjv?.compile(createBody);
-      schemaAjv?.compile(updateBody);
-      for (const action of Object.values(plugin.actions ?? {})) schemaAjv?.compile(actionBodySchema(action));
-    });
-    if (schemaAjv) checkDefaults(schemaAjv, plugin, file);
-    // The fields' kinds, once their schemas compile; the list's query string follows from them.
-    const kinds = fieldKinds(declaredPlugin, file);
-    const filters = operatorFilters(plugin, kinds);
-    const expansion = expandParameter(plugin, kinds);
-    const searchable = searchableFields(plugin, kinds);
-    const query = listQuerySchema(plugin, filters, { ...searchParameter(searchable), ...expansion });
-    const getQuery = Object.keys(expansion).length > 0 ? { type: 'object', additionalProperties: false, properties: expansion } : undefined;
-    compiled(() => queryAjv?.compile(query));
-    const fields = Object.keys(plugin.fields);
-    resources.push(
-      Object.freeze({
-        def: plugin,
-        file,
-        objectSchema: object,
-        listQuerySchema: query,
-        getQuerySchema: getQuery,
-        createBodySchema: createBody,
-        updateBodySchema: updateBody,
-        columns: Object.freeze(objectColumns(fields)),
-        kinds,
-        filters: Object.freeze(filters),
-        searchable: Object.freeze(searchable),
-        money: Object.freeze(moneyPairs(kinds)),
-      }),
-    );
-  }
+  return { declared, reserved, deprecations };
+}
 
-  const byName = new Map(resources.map((r) => [r.def.name, r]));
+/**
+ * One plugin's resource: its schemas (compiled once by `ajvs`, when given, only to stop boot on
+ * a bad one naming the plugin: routes compile their own), its fields' kinds, and what follows
+ * from them (filters, search, expansions, the list's query string).
+ */
+function compileResource(declaredPlugin: Resource, file: string, prefixes: ReadonlyMap<string, string>, ajvs: { schema: Ajv2020; query: Ajv2020 } | undefined): CompiledResource {
+  const plugin = withReferencePatterns(declaredPlugin, prefixes, file);
+  const object = objectSchema(plugin);
+  const createBody = createBodySchema(plugin);
+  const updateBody = updateBodySchema(plugin);
+  const compiled = (compile: () => unknown) => {
+    try {
+      compile();
+    } catch (err) {
+      throw new PluginLoadError(file, `invalid JSON Schema: ${(err as Error).message}`);
+    }
+  };
+  compiled(() => {
+    for (const schema of [object, createBody, updateBody, ...Object.values(plugin.actions ?? {}).map(actionBodySchema)]) ajvs?.schema.compile(schema);
+  });
+  if (ajvs) checkDefaults(ajvs.schema, plugin, file);
+  // The fields' kinds, once their schemas compile; the list's query string follows from them.
+  const kinds = fieldKinds(declaredPlugin, file);
+  const filters = operatorFilters(plugin, kinds);
+  const expansion = expandParameter(plugin, kinds);
+  const searchable = searchableFields(plugin, kinds);
+  const query = listQuerySchema(plugin, filters, { ...searchParameter(searchable), ...expansion });
+  compiled(() => ajvs?.query.compile(query));
+  return Object.freeze({
+    def: plugin,
+    file,
+    objectSchema: object,
+    listQuerySchema: query,
+    getQuerySchema: Object.keys(expansion).length > 0 ? { type: 'object', additionalProperties: false, properties: expansion } : undefined,
+    createBodySchema: createBody,
+    updateBodySchema: updateBody,
+    columns: Object.freeze(objectColumns(Object.keys(plugin.fields))),
+    kinds,
+    filters: Object.freeze(filters),
+    searchable: Object.freeze(searchable),
+    money: Object.freeze(moneyPairs(kinds)),
+  });
+}
+
+/** Every reference names a resource that is there, with that resource's id pattern. */
+function checkReferences(resources: readonly CompiledResource[], byName: ReadonlyMap<string, CompiledResource>): void {
   for (const r of resources) {
     for (const [field, target] of Object.entries(r.def.references)) {
       const other = byName.get(target);
@@ -249,11 +261,4 @@ export async function loadRegistry(dir: string, { checkSchemas = true, servedPat
       }
     }
   }
-
-  return Object.freeze({
-    resources: Object.freeze(resources),
-    reserved: Object.freeze(reserved),
-    byName,
-    deprecations: Object.freeze(deprecations),
-  });
 }
