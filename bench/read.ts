@@ -6,7 +6,9 @@
  * a bare route is bench:peer.) Then the same for a filtered list (issue 26): a page of
  * GET /v1/deals?amount[gte]=0&limit=50 2,000 matching rows deep vs its first page (target <= 1.2),
  * and for a search (q=1, a word that starts the number of one deal in nine; q=website, a word
- * of every deal; q=12, 1,111 deals, whose matches drive the query), the same.
+ * of every deal; q=12, 1,111 deals, whose matches drive the query), the same. Then a list sorted
+ * by a field (issue 56): a page of GET /v1/deals?sort=-amount&limit=50 5,000 rows deep vs its
+ * first page (target <= 1.15). BENCH_ONLY=sort runs that one alone.
  * Usage: npm run bench:read   [BENCH_DATABASE_URL=mysql://root@127.0.0.1:3306/test BENCH_REDIS_URL=redis://127.0.0.1:6379 | postgres://postgres@127.0.0.1:5432/test | BENCH_DATABASE_URL=sqlite:/tmp/bench.db]
  */
 import { encodeCursor } from '../src/kernel/query/cursor.js';
@@ -50,8 +52,10 @@ async function prepare() {
     return encodeCursor({ resource: 'deal', sort: '-created_at', value: Number(row.created_at), id: row.id });
   };
   const searchCursors = { rare: await searchCursor(RARE, 1_999), common: await searchCursor(COMMON, 1_999), few: await searchCursor(FEW, 999) };
+  const byAmount = (await db('deals').select('amount', 'id').where('workspace_id', workspaceId).whereNotNull('amount').orderBy([{ column: 'amount', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(4_999).limit(1).first()) as { amount: number; id: string };
+  const amountCursor = encodeCursor({ resource: 'deal', sort: '-amount', value: Number(byAmount.amount), id: byAmount.id });
   await db.destroy();
-  return { workspaceId, tokens, cursor, filteredCursor, searchCursors };
+  return { workspaceId, tokens, cursor, filteredCursor, searchCursors, amountCursor };
 }
 
 /**
@@ -60,9 +64,11 @@ async function prepare() {
  * numbers, so its matches drive the query.
  */
 const RARE = '1';
+/** BENCH_ONLY=sort: the sorted list's depth alone. */
+class Stop extends Error {}
 const COMMON = 'website';
 const FEW = '12';
-const { tokens, cursor, filteredCursor, searchCursors } = await prepare();
+const { tokens, cursor, filteredCursor, searchCursors, amountCursor } = await prepare();
 const chain = await start('src/server.ts');
 
 /**
@@ -89,6 +95,8 @@ async function depth(firstPage: string, deepPage: string, deepLabel: string, tar
 }
 
 try {
+  await depth(`${chain.url}/v1/deals?sort=-amount&limit=50`, `${chain.url}/v1/deals?sort=-amount&limit=50&cursor=${amountCursor}`, 'page 5,000 rows deep', 1.15, 'Sorted by a field (sort=-amount)');
+  if (process.env.BENCH_ONLY === 'sort') throw new Stop();
   await depth(`${chain.url}/v1/deals?limit=50`, `${chain.url}/v1/deals?limit=50&cursor=${cursor}`, 'page 100,000 rows deep', 1.1, 'Page depth');
   await depth(`${chain.url}/v1/deals?amount[gte]=0&limit=50`, `${chain.url}/v1/deals?amount[gte]=0&limit=50&cursor=${filteredCursor}`, 'page 2,000 matches deep', 1.2, 'Filtered page depth (amount[gte]=0)');
   for (const [which, word, deep, says] of [
@@ -98,6 +106,8 @@ try {
   ] as const) {
     await depth(`${chain.url}/v1/deals?q=${word}&limit=50`, `${chain.url}/v1/deals?q=${word}&limit=50&cursor=${searchCursors[which]}`, `page ${deep} matches deep`, 1.2, `Search page depth (q=${word}: ${says})`);
   }
+} catch (err) {
+  if (!(err instanceof Stop)) throw err;
 } finally {
   chain.child.kill('SIGTERM');
 }

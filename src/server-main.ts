@@ -46,10 +46,11 @@ async function main(signals: StopSignals): Promise<void> {
     for (const { file, message } of registry.deprecations) log.warn({ plugin: file, deprecated: true }, `plugin ${file}: ${message}`);
     const applied = await signals.finishing(migrate(deps));
     if (applied.length > 0) log.info({ migrations: applied }, 'migrated');
-    await checkColumns(deps.db, registry).catch(async (err: unknown) => {
+    const indexWarnings = await checkColumns(deps.db, registry).catch(async (err: unknown) => {
       await deps.close();
       throw err;
     });
+    for (const { file, message } of indexWarnings) log.warn({ plugin: file }, `plugin ${file}: ${message}`);
     const reindexed = (await signals.finishing(reindexStale(deps.db, registry, deps.clock.now()))).filter((r) => r.objects > 0);
     if (reindexed.length > 0) log.info({ indexed: Object.fromEntries(reindexed.map((r) => [r.resource, r.objects])) }, 'made the search terms of the objects already stored');
     // Never on MySQL unless asked: a production database's first start must not hold a full-scope key.

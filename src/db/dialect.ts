@@ -172,8 +172,8 @@ export interface Dialect {
   /** Narrows `q` to rows whose `field` (an email) is one of `values` without regard to letter case, in a form its filter index serves. */
   caselessAmong(q: Knex.QueryBuilder, field: string, values: readonly string[]): void;
 
-  /** Where a keyset page past a cursor reads from (a table, or the table with an index hint). */
-  keysetSource(db: Knex, table: string, column: 'created_at' | 'updated_at'): string | Knex.Raw;
+  /** Where a keyset page past a cursor reads from: the table, or the table held to its sort's keyset `index` (an index hint). */
+  keysetSource(db: Knex, table: string, index: string): string | Knex.Raw;
   /** A table read through one of its indexes where the planner would not choose it. */
   indexedBy(db: Knex, table: string, index: string): string | Knex.Raw;
   /** A resource table whose rows a search's few matches name, read by those matches (see kernel/storage/search-index.ts). */

@@ -24,6 +24,11 @@ export async function createResourceTable(
   });
 }
 
+/** The name of a resource table's keyset index for a sort by one of its fields (a number, an amount, a date, a time). */
+export function fieldSortIndex(table: string, field: string): string {
+  return `${table}_by_${field}`;
+}
+
 /** The name of a resource table's keyset index for one sort column. */
 export function keysetIndex(table: string, column: 'created_at' | 'updated_at'): string {
   return `${table}_ws_${column === 'created_at' ? 'created' : 'updated'}`;

@@ -81,12 +81,14 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
     expect(more).to.deep.equal([]);
     expect(file).to.match(/^\d{14}_tasks\.ts$/);
     expect(res.stdout).to.contain(`wrote ${path.relative(ROOT_DIR, path.join(migrations, file!))}`);
-    expect(res.stdout).to.contain('create table tasks (13 columns, 5 indexes)');
+    // Two keyset indexes of the kernel's sorts, three of its filters, three of the fields that sort (due_at, effort, minutes_logged).
+    expect(res.stdout).to.contain('create table tasks (13 columns, 8 indexes)');
     const text = fs.readFileSync(path.join(migrations, file!), 'utf8');
     expect(text).to.contain("t.bigInteger('due_at').nullable();");
     expect(text).to.contain("t.boolean('done').notNullable();");
     expect(text).to.contain("t.text('journal', 'mediumtext').nullable();");
     expect(text).to.contain("t.index(['workspace_id', 'status', 'created_at', 'id'], 'tasks_ws_status');");
+    expect(text).to.contain("t.index(['workspace_id', 'effort', 'id'], 'tasks_by_effort');");
     expect(text).not.to.match(/from '\.\.?\//);
     const again = await make();
     expect(again.code, again.stderr).to.equal(0);

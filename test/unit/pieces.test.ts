@@ -7,8 +7,8 @@ import { loadConfig } from '../../src/common/config.js';
 import { ApiError } from '../../src/common/errors.js';
 import { matches, patternErrors } from '../../src/events/patterns.js';
 import { eventCatalog } from '../../src/events/catalog.js';
-import { decodeCursor, encodeCursor } from '../../src/kernel/query/cursor.js';
-import { afterKeyset, toPage } from '../../src/kernel/query/keyset.js';
+import { checkSortValue, decodeCursor, encodeCursor } from '../../src/kernel/query/cursor.js';
+import { afterKeyset, sortValueOf, toPage, walkOf } from '../../src/kernel/query/keyset.js';
 import { iso } from '../../src/db/iso.js';
 import { toObject } from '../../src/kernel/storage/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry/registry.js';
@@ -46,6 +46,19 @@ describe('cursor codec', () => {
     for (const raw of ['', 'not a cursor', Buffer.from('[1,2]').toString('base64url'), Buffer.from('{"r":"deal","s":"x","v":1.5,"i":"a"}').toString('base64url'), Buffer.from('{"r":"deal","s":"x","v":1,"i":"A B"}').toString('base64url')]) {
       refused(() => decodeCursor(raw, 'deal', 'x'), 'invalid_cursor');
     }
+    // A field sort's value is a date's text or null besides a number; no other text.
+    refused(() => decodeCursor(Buffer.from('{"r":"deal","s":"x","v":"1 or 1=1","i":"a"}').toString('base64url'), 'deal', 'x'), 'invalid_cursor');
+  });
+
+  it('carries a field sort\'s value: a date as its text, null for a row without one', () => {
+    for (const value of ['2027-03-01', null, 0]) {
+      const raw = encodeCursor({ resource: 'deal', sort: '-expected_close_date', value, id: 'deal_abc' });
+      expect(decodeCursor(raw, 'deal', '-expected_close_date').value).to.equal(value);
+    }
+    // Its value must be one of the sort's own (a crafted one would reach the database).
+    expect(() => checkSortValue('2027-03-01', 'number', true)).to.throw(ApiError);
+    expect(() => checkSortValue(null, 'number', false)).to.throw(ApiError);
+    expect(() => checkSortValue(null, 'string', true)).not.to.throw();
   });
 });
 
@@ -68,6 +81,14 @@ describe('keyset pages', () => {
     expect(page.has_more).to.equal(true);
     expect(decodeCursor(page.next_cursor as string, 'deal', 'created_at')).to.include({ value: 20, id: 'deal_2' });
     expect(toPage([{ id: 'deal_1', created_at: 1 }], 2, { resource: 'deal', sort: 'created_at', column: 'created_at' }, (r) => r.id)).to.include({ has_more: false, next_cursor: null });
+  });
+
+  it('keeps a field sort\'s last value as stored: a date\'s text, a bigint the driver gave as text as a number, null as null', () => {
+    expect(sortValueOf('2027-03-01')).to.equal('2027-03-01');
+    expect(sortValueOf('125000')).to.equal(125000);
+    expect(sortValueOf(null)).to.equal(null);
+    expect(walkOf('-amount', new Set(['amount']))).to.deep.equal({ column: 'amount', order: 'desc', nullable: true });
+    expect(walkOf('created_at', new Set(['amount']))).to.deep.equal({ column: 'created_at', order: 'asc', nullable: false });
   });
 });
 

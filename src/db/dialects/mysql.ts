@@ -51,7 +51,7 @@ export const mysql: Dialect = {
    * row before the cursor (a page 100,000 deep took 200 ms); told to use the sort's keyset index
    * it seeks to the cursor (under 1 ms).
    */
-  keysetSource: (db, table, column) => db.raw('?? FORCE INDEX (??)', [table, keysetIndex(table, column)]),
+  keysetSource: (db, table, index) => db.raw('?? FORCE INDEX (??)', [table, index]),
   indexedBy: (_db, table) => table,
   /** Searched rows by their matches: the keyset indexes left out, which MariaDB would walk to skip the sort. */
   drivenByTerms: (db, table, workspaceId) => db.from(db.raw('?? IGNORE INDEX (??, ??)', [table, keysetIndex(table, 'created_at'), keysetIndex(table, 'updated_at')])).where('workspace_id', workspaceId),

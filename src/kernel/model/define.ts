@@ -207,6 +207,9 @@ function checkBounds(where: string, schema: JsonSchema): void {
 const NAME = /^[a-z][a-z0-9_]*$/;
 const SORTS: readonly SortField[] = ['created_at', 'updated_at'];
 
+/** A sort by the kernel's own times (each has its keyset index on every table), not by a field. */
+export const isKernelSort = (sort: string): sort is SortField => (SORTS as readonly string[]).includes(sort);
+
 /**
  * What the kernel keeps on every object, said once: `id` first, the plugin's fields, then these
  * (docs/reference.md section 16 for `version`). Every table also has `workspace_id` after the id.

@@ -38,8 +38,8 @@ function filterSchema(name: string, field: JsonSchema): JsonSchema {
   return schema;
 }
 
-export function sortValues(resource: Resource): string[] {
-  return resource.list.sorts.flatMap((s) => [s, `-${s}`]);
+export function sortValues(resource: Resource, fieldSorts: readonly string[] = []): string[] {
+  return [...resource.list.sorts, ...fieldSorts].flatMap((s) => [s, `-${s}`]);
 }
 
 /** The list endpoint's query string: anything not named here is refused. */
@@ -49,10 +49,18 @@ export const PAGE_PARAMETERS = {
   cursor: { type: 'string', minLength: 1, maxLength: 2048, description: 'next_cursor of the previous page.' },
 } as const satisfies Record<string, JsonSchema>;
 
-export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = [], extra: Record<string, JsonSchema> = {}): Typed<ListQuery> {
+export function listQuerySchema(resource: Resource, filters: readonly OperatorFilter[] = [], extra: Record<string, JsonSchema> = {}, fieldSorts: readonly string[] = []): Typed<ListQuery> {
   const properties: Record<string, JsonSchema> = {
     ...PAGE_PARAMETERS,
-    sort: { type: 'string', enum: sortValues(resource), default: '-created_at', description: 'Order; a leading - sorts newest first.' },
+    sort: {
+      type: 'string',
+      enum: sortValues(resource, fieldSorts),
+      default: '-created_at',
+      description:
+        fieldSorts.length === 0
+          ? 'Order; a leading - sorts newest first.'
+          : `Order; a leading - reverses it (\`-created_at\`: newest first). By a field (${fieldSorts.map((f) => `\`${f}\``).join(', ')}), objects without a value come last either way.`,
+    },
     updated_since: { type: 'string', format: 'date-time', description: 'Only objects updated at or after this time (RFC 3339; in a URL write + as %2B).', examples: ['2026-11-21T09:30:00Z'] },
   };
   for (const filter of resource.list.filters) {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { asNumber } from '../../db/decode.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, type SortValue } from './cursor.js';
 
 /**
  * Rows strictly after (value, id) in the walk's order: the keyset condition of every list. The
@@ -24,19 +24,57 @@ export function toPage<T extends object, U>(rows: T[], limit: number, at: { reso
   return {
     data: rows.map(map),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: asNumber(last[at.column]), id: String(last.id) }) : null,
+    next_cursor: hasMore && last ? encodeCursor({ resource: at.resource, sort: at.sort, value: sortValueOf(last[at.column]), id: String(last.id) }) : null,
   };
 }
 
-/** The walk a `sort` names: its column, and `desc` for a leading `-` (`-created_at`: newest first). */
-export function walkOf(sort: string): { column: string; order: 'asc' | 'desc' } {
-  return { column: sort.replace(/^-/, ''), order: sort.startsWith('-') ? 'desc' : 'asc' };
+/** A row's sort value as a cursor keeps it: a number (the drivers may answer a bigint as text), a date's text, or null. */
+export function sortValueOf(stored: unknown): SortValue {
+  if (stored == null) return null;
+  return typeof stored === 'string' && !/^-?\d+$/.test(stored) ? stored : asNumber(stored);
 }
 
-/** `q` (changed in place) past `after` when given, in the walk's order by (column, id), `count` rows. */
-function rowsAfter<T>(q: Knex.QueryBuilder, { column, order }: { column: string; order: 'asc' | 'desc' }, after: { value: Knex.Value; id: Knex.Value } | undefined, count: number): Promise<T[]> {
-  if (after) afterKeyset(q, column, order, after);
-  return q.orderBy([{ column, order }, { column: 'id', order }]).limit(count) as Promise<T[]>;
+/**
+ * The walk a `sort` names: its column, `desc` for a leading `-` (`-created_at`: newest first),
+ * and whether the column may hold null (`nullable` names those that may).
+ */
+export function walkOf(sort: string, nullable: ReadonlySet<string> = NONE): Walked {
+  const column = sort.replace(/^-/, '');
+  return { column, order: sort.startsWith('-') ? 'desc' : 'asc', nullable: nullable.has(column) };
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+export interface Walked {
+  column: string;
+  order: 'asc' | 'desc';
+  /** Rows without a value come after every row with one, in either order, by id. */
+  nullable: boolean;
+}
+
+/**
+ * `count` rows of `q` past `after` (when given) in the walk's order by (column, id). A nullable
+ * column is walked in two ranges, each an index range of its own: the rows with a value, then
+ * (when those run out) the rows without one, by id; a cursor in the second range reads it alone.
+ */
+async function rowsAfter<T>(q: Knex.QueryBuilder, walk: Walked, after: { value: Knex.Value | null; id: Knex.Value } | undefined, count: number): Promise<T[]> {
+  const { column, order } = walk;
+  if (!walk.nullable) {
+    if (after) afterKeyset(q, column, order, after as { value: Knex.Value; id: Knex.Value });
+    return (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(count)) as T[];
+  }
+  const withoutValue = (rest: Knex.QueryBuilder, past: Knex.Value | undefined, wanted: number) => {
+    rest.whereNull(column);
+    if (past !== undefined) rest.where('id', order === 'desc' ? '<' : '>', past);
+    return rest.orderBy('id', order).limit(wanted) as Promise<T[]>;
+  };
+  if (after && after.value === null) return withoutValue(q, after.id, count);
+  const rest = q.clone();
+  q.whereNotNull(column);
+  if (after) afterKeyset(q, column, order, after as { value: Knex.Value; id: Knex.Value });
+  const rows = (await q.orderBy([{ column, order }, { column: 'id', order }]).limit(count)) as T[];
+  if (rows.length >= count) return rows;
+  return [...rows, ...(await withoutValue(rest, undefined, count - rows.length))];
 }
 
 /**
@@ -45,8 +83,8 @@ function rowsAfter<T>(q: Knex.QueryBuilder, { column, order }: { column: string;
  * list built with knex walks (the resources' filtered pages, keys, webhooks, deliveries, the
  * audit log, the event log).
  */
-export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; sort: string }, map: (row: T) => U) {
-  const walk = walkOf(at.sort);
+export async function keysetPage<T extends object, U>(q: Knex.QueryBuilder, query: { limit: number; cursor?: string }, at: { resource: string; sort: string; nullable?: ReadonlySet<string> }, map: (row: T) => U) {
+  const walk = walkOf(at.sort, at.nullable);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
   return toPage(await rowsAfter<T>(q, walk, after, query.limit + 1), query.limit, { ...at, column: walk.column }, map);
 }
@@ -70,12 +108,12 @@ export interface Walk {
 export async function checkedKeysetPage<T extends object, U>(
   q: Knex.QueryBuilder,
   query: { limit: number; cursor?: string },
-  at: { resource: string; sort: string },
+  at: { resource: string; sort: string; nullable?: ReadonlySet<string> },
   map: (row: T) => U,
   check: { walk: Walk; has(row: T): boolean; narrow(q: Knex.QueryBuilder): Knex.QueryBuilder },
 ) {
-  const walk = walkOf(at.sort);
-  let after: { value: Knex.Value; id: Knex.Value } | undefined = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
+  const walk = walkOf(at.sort, at.nullable);
+  let after: { value: Knex.Value | null; id: Knex.Value } | undefined = query.cursor === undefined ? undefined : decodeCursor(query.cursor, at.resource, at.sort);
   const wanted = query.limit + 1;
   const kept: T[] = [];
   const page = () => toPage(kept, query.limit, { ...at, column: walk.column }, map);
@@ -89,7 +127,7 @@ export async function checkedKeysetPage<T extends object, U>(
     }
     if (rows.length < size) return page();
     const last = rows[rows.length - 1] as Record<string, unknown>;
-    after = { value: asNumber(last[walk.column]), id: String(last.id) };
+    after = { value: sortValueOf(last[walk.column]), id: String(last.id) };
   }
   kept.push(...(await rowsAfter<T>(check.narrow(q), walk, after, wanted - kept.length)));
   return page();

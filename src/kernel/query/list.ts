@@ -1,5 +1,5 @@
-import { decodeCursor } from './cursor.js';
-import type { FieldKind, SortField } from '../model/index.js';
+import { checkSortValue, decodeCursor } from './cursor.js';
+import { isKernelSort, type FieldKind } from '../model/index.js';
 import { ApiError } from '../../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
@@ -24,13 +24,14 @@ export interface ListQuery {
  */
 export async function listPage(store: ResourceStore, workspaceId: string, query: ListQuery) {
   const { name, list } = store.resource.def;
-  const { column: sorted, order } = walkOf(query.sort);
-  const column = sorted as SortField;
+  const { column, order } = walkOf(query.sort);
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, name, query.sort);
+  // Bound to its sort already; its value must also be one of the sort's column (a crafted one would reach the database).
+  if (after) checkSortValue(after.value, store.resource.kinds[column]?.column.type === 'string' ? 'string' : 'number', store.resource.nullableSorts.has(column));
   const operators = store.resource.filters.filter((filter) => query[filter.parameter] !== undefined);
   const narrowed = operators.length > 0 || query.updated_since !== undefined || query.q !== undefined || list.filters.some((filter) => query[filter] !== undefined);
   if (!narrowed) {
     // The common page: one statement compiled once, run by the driver.
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, name, query.sort);
     const rows = await store.page(workspaceId, { column, order }, after, query.limit + 1);
     return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, store.toObject);
   }
@@ -40,12 +41,11 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   // search's few matches drive the query themselves (kernel/storage/search-index.ts).
   const equality = list.filters.filter((filter) => query[filter] !== undefined);
   const words = query.q === undefined ? undefined : searchWords(query.q);
-  const walkedIndex = equality.length === 0 ? column : undefined;
+  const walkedIndex = equality.length === 0 && isKernelSort(column) ? column : undefined;
   // Common search words walk the list's index page after page, a cursor or not.
   const found = words ? await store.search(workspaceId, words, walkedIndex) : { q: store.query(workspaceId, query.cursor !== undefined ? walkedIndex : undefined) };
   if (!found) {
     // A word that starts no term: no object, whatever else the query says (its cursor is still checked).
-    if (query.cursor !== undefined) decodeCursor(query.cursor, name, query.sort);
     return { data: [], has_more: false, next_cursor: null };
   }
   const { q, checked } = found;
@@ -56,7 +56,7 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   }
   if (query.updated_since !== undefined) q.where('updated_at', '>=', epochMsOf(query.updated_since));
   for (const filter of operators) narrow(q, filter, query[filter.parameter], store.resource.kinds[filter.field]);
-  const at = { resource: name, sort: query.sort };
+  const at = { resource: name, sort: query.sort, nullable: store.resource.nullableSorts };
   q.select(store.resource.columns);
   return checked ? checkedKeysetPage(q, query, at, store.toObject, checked) : keysetPage(q, query, at, store.toObject);
 }

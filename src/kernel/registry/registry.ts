@@ -26,6 +26,10 @@ export interface CompiledResource {
   readonly searchable: readonly string[];
   /** Its money fields, each with the currency field its amount needs (kernel/model/money.ts). */
   readonly money: readonly MoneyPair[];
+  /** What its lists sort by: the declaration's `created_at`/`updated_at`, then each field whose kind sorts (a number, an amount, a date, a time). */
+  readonly sorts: readonly string[];
+  /** The sorts whose column may hold null: rows without a value come last, in either order. */
+  readonly nullableSorts: ReadonlySet<string>;
 }
 
 export interface Registry {
@@ -231,7 +235,8 @@ function compileResource(declaredPlugin: Resource, file: string, prefixes: Reado
   const filters = operatorFilters(plugin, kinds);
   const expansion = expandParameter(plugin, kinds);
   const searchable = searchableFields(plugin, kinds);
-  const query = listQuerySchema(plugin, filters, { ...searchParameter(searchable), ...expansion });
+  const fieldSorts = Object.keys(kinds).filter((field) => kinds[field]?.sortable);
+  const query = listQuerySchema(plugin, filters, { ...searchParameter(searchable), ...expansion }, fieldSorts);
   compiled(() => ajvs?.query.compile(query));
   return Object.freeze({
     def: plugin,
@@ -246,6 +251,8 @@ function compileResource(declaredPlugin: Resource, file: string, prefixes: Reado
     filters: Object.freeze(filters),
     searchable: Object.freeze(searchable),
     money: Object.freeze(moneyPairs(kinds)),
+    sorts: Object.freeze([...plugin.list.sorts, ...fieldSorts]),
+    nullableSorts: new Set(fieldSorts.filter((field) => kinds[field]?.column.nullable)),
   });
 }
 

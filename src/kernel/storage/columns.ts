@@ -31,8 +31,11 @@ export function columnProblems(plan: TablePlan): string[] {
  * and the indexes its sorts and filters need: checked at start-up, after migrations, so a
  * missing or mismatched column stops boot naming the plugin, the table, the column, what was
  * expected and the command that fixes it, instead of failing the first request that reads it.
+ * A field sort's index that is missing (a table made before field sorts) does not stop boot:
+ * it is answered, one line each, for the caller to warn of.
  */
-export async function checkColumns(db: Knex, registry: Registry): Promise<void> {
+export async function checkColumns(db: Knex, registry: Registry): Promise<Array<{ file: string; message: string }>> {
+  const warnings: Array<{ file: string; message: string }> = [];
   for (const resource of registry.resources) {
     const { table } = resource.def;
     const plan = await planTable(db, resource);
@@ -45,7 +48,11 @@ export async function checkColumns(db: Knex, registry: Registry): Promise<void> 
     }
     const [problem] = columnProblems(plan);
     if (problem) throw refuse(problem);
-    const [index] = plan.indexes;
+    const [index] = plan.indexes.filter((wanted) => !wanted.optional);
     if (index) throw refuse(`table "${table}" has no index "${index.name}" on (${index.columns.join(', ')}): ${MAKE}`);
+    for (const sort of plan.indexes.filter((wanted) => wanted.optional)) {
+      warnings.push({ file: resource.file, message: `table "${table}" has no index "${sort.name}" on (${sort.columns.join(', ')}): a list sorted by ${sort.columns[1]} reads more rows than it needs; ${MAKE.replace('then start again', 'then start again (it writes the index)')}` });
+    }
   }
+  return warnings;
 }

@@ -3,10 +3,11 @@ import { insertRows } from '../../db/insert-rows.js';
 import { args, LIMIT, named, param, prepare, type Prepared } from '../../db/prepared.js';
 import type { Reads } from '../../db/reads.js';
 import { dialectFor } from '../../db/dialects/index.js';
+import { fieldSortIndex, keysetIndex } from '../../db/tables.js';
 import type { Tx } from '../../db/tx.js';
-import type { Change, Row, SortField } from '../model/index.js';
+import { isKernelSort, type Change, type Row, type SortField } from '../model/index.js';
 import { eventsFor, writeEvents } from './outbox.js';
-import { afterKeyset } from '../query/index.js';
+import { afterKeyset, type SortValue } from '../query/index.js';
 import type { CompiledResource, Registry } from '../registry/index.js';
 import { rowOfArray, toObject, toStored } from './rows.js';
 import { searchIndexOf, type CheckedWords } from './search-index.js';
@@ -28,7 +29,7 @@ export interface ResourceStore {
   /** The objects of these ids (those that exist, in no order), as clients read them: one query. */
   findMany(workspaceId: string, ids: readonly string[]): Promise<Row[]>;
   /** Up to `limit` stored rows of the unfiltered list in this order, first or past (value, id). */
-  page(workspaceId: string, sort: { column: SortField; order: 'asc' | 'desc' }, after: { value: number; id: string } | undefined, limit: number): Promise<Row[]>;
+  page(workspaceId: string, sort: { column: string; order: 'asc' | 'desc' }, after: { value: SortValue; id: string } | undefined, limit: number): Promise<Row[]>;
   /**
    * The query of a narrowed list (filters, operators, updated_since): knex's builder on the
    * table, left to the planner, or (`keyset`) held to that sort's keyset index.
@@ -67,7 +68,11 @@ export interface Stores {
   of(resource: CompiledResource): ResourceStore;
 }
 
-type PageKey = `${SortField}:${'asc' | 'desc'}:${'first' | 'after'}`;
+/** A page's statement: its sort and order, and which range of it: rows with a value (first, or past a cursor), or a nullable sort's rows without one (first, or past an id). */
+type PageKey = `${string}:${'asc' | 'desc'}:${'first' | 'after' | 'after-unindexed' | 'nulls' | 'nulls-after'}`;
+
+/** The keyset index of a sort: the kernel's times' or a field's. */
+const sortIndex = (table: string, column: string) => (isKernelSort(column) ? keysetIndex(table, column) : fieldSortIndex(table, column));
 
 /** The statements of one resource's table, compiled once (exported for its unit test). */
 export function statementsOf(db: Knex, resource: CompiledResource) {
@@ -76,13 +81,26 @@ export function statementsOf(db: Knex, resource: CompiledResource) {
   const byId = (q: Knex.QueryBuilder) => q.where('workspace_id', param('workspace_id')).andWhere('id', param('id'));
   const pages = new Map<PageKey, Prepared>();
   const inserted = [id as string, 'workspace_id', ...rest];
-  for (const column of resource.def.list.sorts) {
+  for (const column of resource.sorts) {
+    const nullable = resource.nullableSorts.has(column);
     for (const order of ['asc', 'desc'] as const) {
       for (const past of [false, true]) {
         // Past a cursor, the sort's keyset index (MariaDB would otherwise walk every row before it).
-        const q = db.from(past ? dialectFor(db).keysetSource(db, table, column) : table).where('workspace_id', param('workspace_id'));
-        if (past) afterKeyset(q, column, order, { value: param('value'), id: param('id') });
-        pages.set(`${column}:${order}:${past ? 'after' : 'first'}`, prepare(q.orderBy([{ column, order }, { column: 'id', order }]).limit(LIMIT).select(resource.columns)));
+        const valued = (source: string | Knex.Raw) => {
+          const q = db.from(source).where('workspace_id', param('workspace_id'));
+          if (nullable) q.whereNotNull(column);
+          if (past) afterKeyset(q, column, order, { value: param('value'), id: param('id') });
+          return prepare(q.orderBy([{ column, order }, { column: 'id', order }]).limit(LIMIT).select(resource.columns));
+        };
+        const index = sortIndex(table, column);
+        pages.set(`${column}:${order}:${past ? 'after' : 'first'}`, valued(past ? dialectFor(db).keysetSource(db, table, index) : table));
+        // A field sort's index may be missing (a table made before field sorts): past a cursor, the statement without the hint then.
+        if (past && !isKernelSort(column)) pages.set(`${column}:${order}:after-unindexed`, valued(table));
+        if (!nullable) continue;
+        // The rows without a value, after all the others, by id.
+        const rest = db.from(table).where('workspace_id', param('workspace_id')).whereNull(column);
+        if (past) rest.where('id', order === 'desc' ? '<' : '>', param('id'));
+        pages.set(`${column}:${order}:${past ? 'nulls-after' : 'nulls'}`, prepare(rest.orderBy('id', order).limit(LIMIT).select(resource.columns)));
       }
     }
   }
@@ -105,6 +123,12 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
   const s = statementsOf(db, resource);
   const index = searchIndexOf(db, reads, resource);
   const dialect = dialectFor(db);
+  // The table's indexes, read once by this process at its first page past a cursor in a field sort (whose index a table made before may lack).
+  let known: Promise<Set<string>> | undefined;
+  const indexes = () => (known ??= dialect.indexNames(db, resource.def.table).catch((err: unknown) => {
+    known = undefined;
+    throw err;
+  }));
   const ids = (workspaceId: string, id: string) => ({ workspace_id: workspaceId, id });
   return {
     resource,
@@ -119,11 +143,18 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
       return rows.map((row) => toObject(resource, row));
     },
     async page(workspaceId, { column, order }, after, limit) {
-      const statement = s.pages.get(`${column}:${order}:${after ? 'after' : 'first'}`);
-      if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
-      return reads.rows(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit }), s.rowOf);
+      const run = (range: 'first' | 'after' | 'after-unindexed' | 'nulls' | 'nulls-after', wanted: number) => {
+        const statement = s.pages.get(`${column}:${order}:${range}`);
+        if (!statement) throw new Error(`${resource.def.name} is not sorted by ${column}`);
+        return reads.rows(statement.sql, args(statement, { workspace_id: workspaceId, value: after?.value, id: after?.id, limit: wanted }), s.rowOf);
+      };
+      if (after && after.value === null) return run('nulls-after', limit);
+      const rows = await run(!after ? 'first' : isKernelSort(column) || (await indexes()).has(sortIndex(resource.def.table, column)) ? 'after' : 'after-unindexed', limit);
+      // A nullable sort's rows without a value follow once those with one run out.
+      if (rows.length >= limit || !resource.nullableSorts.has(column)) return rows;
+      return [...rows, ...(await run('nulls', limit - rows.length))];
     },
-    query: (workspaceId, keyset) => db.from(keyset ? dialect.keysetSource(db, resource.def.table, keyset) : resource.def.table).where('workspace_id', workspaceId),
+    query: (workspaceId, keyset) => db.from(keyset ? dialect.keysetSource(db, resource.def.table, keysetIndex(resource.def.table, keyset)) : resource.def.table).where('workspace_id', workspaceId),
     async lock(tx, workspaceId, id) {
       const [row] = (await tx.all(s.locked.sql, args(s.locked, ids(workspaceId, id)))) as Row[];
       return row;

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { dialectFor } from '../../db/dialects/index.js';
-import { keysetIndex, type Column } from '../../db/tables.js';
+import { fieldSortIndex, keysetIndex, type Column } from '../../db/tables.js';
 import { MAX_BODY_BYTES } from '../../common/wire.js';
-import { KERNEL_TAIL } from '../model/index.js';
+import { isKernelSort, KERNEL_TAIL } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 
 /**
@@ -20,6 +20,12 @@ export interface IndexSpec {
    * filter compares so: db/dialect.ts caselessAmong).
    */
   lowered?: string;
+  /**
+   * A field sort's index: migrate:make writes it, and a list sorted by the field walks it; a
+   * table made before field sorts existed lacks it, and boot warns instead of refusing (the
+   * sort works, reading more rows, until migrate:make has run).
+   */
+  optional?: boolean;
 }
 
 export interface NamedColumn {
@@ -83,6 +89,7 @@ export function wantedIndexes(resource: CompiledResource): IndexSpec[] {
   const { table, list } = resource.def;
   return [
     ...list.sorts.map((sort) => ({ name: keysetIndex(table, sort), columns: ['workspace_id', sort, 'id'] })),
+    ...resource.sorts.filter((sort) => !isKernelSort(sort)).map((sort) => ({ name: fieldSortIndex(table, sort), columns: ['workspace_id', sort, 'id'], optional: true })),
     ...list.filters.map((filter) => ({
       name: `${table}_ws_${filter}`,
       columns: ['workspace_id', filter, 'created_at', 'id'],
