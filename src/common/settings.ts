@@ -29,49 +29,36 @@ export interface Setting<T> {
 
 const unset = (raw: string | undefined): raw is undefined | '' => raw === undefined || raw === '';
 
-/** A whole number within bounds, `fallback` when unset. */
-export function integerSetting(name: string, fallback: number, min: number, max: number, meaning: string): Setting<number> {
-  return {
-    name,
-    shown: `\`${fallback}\``,
-    meaning,
-    read(raw) {
-      if (unset(raw)) return fallback;
-      if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-      const value = Number(raw);
-      if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
-      return value;
-    },
-  };
+/** A setting read by `parse` when set, `fallback` when unset (or empty), shown in the guide as `shown`. */
+function withDefault<T, F extends T | undefined>(name: string, fallback: F, shown: string, meaning: string, parse: (raw: string) => T): Setting<T | F> {
+  return { name, shown, meaning, read: (raw) => (unset(raw) ? fallback : parse(raw)) };
 }
 
-/** true/1 or false/0; unset: `fallback` (a function of nothing: DEMO's depends on the database, read by the caller). */
+/** A whole number within bounds, `fallback` when unset. */
+export function integerSetting(name: string, fallback: number, min: number, max: number, meaning: string): Setting<number> {
+  return withDefault(name, fallback, `\`${fallback}\``, meaning, (raw) => {
+    if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+    return value;
+  });
+}
+
+/** true or 1, false or 0; unset: `fallback` (undefined: the caller decides, as DEMO's default depends on the database). */
 export function booleanSetting(name: string, fallback: boolean | undefined, meaning: string, shown = `\`${String(fallback)}\``): Setting<boolean | undefined> {
-  return {
-    name,
-    shown,
-    meaning,
-    read(raw) {
-      if (unset(raw)) return fallback;
-      if (raw === 'true' || raw === '1') return true;
-      if (raw === 'false' || raw === '0') return false;
-      throw new ConfigError(name, `must be true or false, got "${raw}"`);
-    },
-  };
+  return withDefault(name, fallback, shown, meaning, (raw) => {
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new ConfigError(name, `must be true or false, got "${raw}"`);
+  });
 }
 
 /** One of a few words. */
 export function choiceSetting<const T extends string>(name: string, fallback: T, allowed: readonly T[], meaning: string): Setting<T> {
-  return {
-    name,
-    shown: `\`${fallback}\``,
-    meaning,
-    read(raw) {
-      if (unset(raw)) return fallback;
-      if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
-      return raw as T;
-    },
-  };
+  return withDefault(name, fallback, `\`${fallback}\``, meaning, (raw) => {
+    if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+    return raw as T;
+  });
 }
 
 /** Any other setting: its own parser of the text (undefined when unset; an empty text is the parser's to read). */
