@@ -29,8 +29,10 @@ import { identify } from './http/middleware/request-id.js';
 import { dispatchBySegment } from './http/dispatch.js';
 import { mount, mountReserved } from './http/mount.js';
 import { publicApi } from './api/public.js';
+import { provisionalVersion, resolveVersion } from './http/middleware/api-version.js';
+import { Versions } from './versions/index.js';
 import { createResolve } from './webhooks/ssrf.js';
-import { buildInternalOpenApi, buildOpenApi, serviceVersion } from './openapi/document.js';
+import { apiAt, buildInternalOpenApi, buildOpenApi, serviceVersion } from './openapi/document.js';
 
 export interface App {
   koa: Koa<AppState, AppContext>;
@@ -38,6 +40,8 @@ export interface App {
   router: Router<AppState, AppContext>;
   /** Every route of the internal API (docs/reference.md section 10). */
   internalRouter: Router<AppState, AppContext>;
+  /** The API's versions (src/versions): a worker in the same process renders deliveries with them. */
+  versions: Versions;
   /** Stops its timers and writes the usage counted and the requests logged so far. */
   close(): Promise<void>;
 }
@@ -60,20 +64,30 @@ export function createApp(deps: Deps, registry: Registry): App {
   usage.start();
   const requests = deps.config.requestLog ? new RequestLog(deps.db, deps.log) : undefined;
   requests?.start();
-  const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers), stores: createStores(deps.db, deps.reads, registry) };
+  const versions = new Versions(registry);
+  const apiDeps = { ...deps, resolve: createResolve(deps.config.webhookDnsServers), stores: createStores(deps.db, deps.reads, registry), versions };
   const version = serviceVersion();
 
   // Each document is built from the same routes as its router, and serialised once.
-  let document = '';
-  const api = publicApi(registry, () => document, { retentionDays: deps.config.retentionMs / DAY_MS });
-  document = JSON.stringify(buildOpenApi(api, registry, version, { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }));
+  // One document per API version: the latest's built now, an older one's when first asked for.
+  const documents = new Map<string, string>();
+  const documentAt = (apiVersion: string) => {
+    let text = documents.get(apiVersion);
+    if (text === undefined) {
+      text = JSON.stringify(buildOpenApi(apiAt(api, apiVersion), versions.registryAt(registry, apiVersion), version, { timeoutMs: deps.config.webhookTimeoutMs, retryDelays: deps.config.webhookRetryDelays }, apiVersion));
+      documents.set(apiVersion, text);
+    }
+    return text;
+  };
+  const api = publicApi(registry, documentAt, { retentionDays: deps.config.retentionMs / DAY_MS, versions });
+  documentAt(versions.latest);
   const router = newRouter();
   mount(router, api, apiDeps);
   mountReserved(router, api.base, registry);
   const publicPaths = new Set(api.routes.filter((r) => r.access === 'public').map((r) => `${api.base}${r.path}`));
 
   let internalDocument = '';
-  const internal = internalApi(registry, () => internalDocument, () => document);
+  const internal = internalApi(registry, () => internalDocument, () => documentAt(versions.latest));
   internalDocument = JSON.stringify(buildInternalOpenApi(internal, version));
   const internalRouter = newRouter();
   mount(internalRouter, internal, apiDeps);
@@ -81,8 +95,10 @@ export function createApp(deps: Deps, registry: Registry): App {
 
   // The public API's path (docs/reference.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const publicChain = inOrder([
+    provisionalVersion(versions),
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
+    resolveVersion(versions),
     fallback(),
     dispatchBySegment(router, api.base),
   ]);
@@ -109,6 +125,7 @@ export function createApp(deps: Deps, registry: Registry): App {
     koa,
     router,
     internalRouter,
+    versions,
     close: async () => {
       limiter.close();
       changes?.close();

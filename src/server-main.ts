@@ -65,7 +65,7 @@ async function main(signals: StopSignals): Promise<void> {
   }
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
-  const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true }) : undefined;
+  const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true, render: (event, apiVersion) => app.versions.eventDown(event, apiVersion) }) : undefined;
   const server = createHttpServer(app.koa.callback(), config.http, log);
   // Under WEB_CONCURRENCY each process serves its metrics on a port of its own: METRICS_PORT + its index.
   const metricsServer = config.metrics ? await startMetricsServer(deps.metrics.registry, { ...config.metrics, port: config.metrics.port && config.metrics.port + clusterIndex() }, log) : undefined;

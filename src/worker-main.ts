@@ -4,14 +4,16 @@ import { startMetricsServer } from './metrics/server.js';
 import type { StopSignals } from './signals.js';
 import { runMain } from './startup.js';
 import { startWorker } from './webhooks/worker.js';
+import { Versions } from './versions/index.js';
 
 /** `npm run worker`: a delivery worker alone. Run as many as needed, beside the servers. */
 async function main(signals: StopSignals): Promise<void> {
-  const { deps } = await boot();
+  const { deps, registry } = await boot();
   signals.closes(deps.close, (signal) => deps.log.info({ signal }, 'stopped during start-up'));
   warnOfDevelopmentSettings(deps);
   await signals.finishing(migrate(deps));
-  const worker = startWorker(deps);
+  const versions = new Versions(registry);
+  const worker = startWorker(deps, { render: (event, apiVersion) => versions.eventDown(event, apiVersion) });
   const housekeeping = startHousekeeping(deps);
   const metricsServer = deps.config.metrics ? await startMetricsServer(deps.metrics.registry, deps.config.metrics, deps.log) : undefined;
   let stopping = false;

@@ -11,6 +11,12 @@ import { readWindow, windowProperties } from '../common/window.js';
 
 const JSON_TEXT = 'application/json; charset=utf-8';
 
+/** How the caller reads events: in its API version when that is an older one (events are stored in the latest shape); undefined: as stored. */
+function renderEvents(input: RouteInput): ((event: string) => string) | undefined {
+  const { versions } = input.deps;
+  return input.version === versions.latest ? undefined : (event) => versions.eventDown(event, input.version);
+}
+
 /**
  * The event log (docs/reference.md section 11): the workspace's events, each exactly as it was signed and
  * delivered, narrowed to the resources the key may read (`read:deals` sees `deal.*`).
@@ -32,7 +38,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
       operationId: 'listEventLog',
       summary: 'The event log',
       description:
-        `The events of the workspace, page by page, each exactly as delivered to webhooks (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: \`read:deals\` gives \`deal.*\`. Events are kept ${count(retentionDays, 'day', 'days')} (RETENTION_DAYS), then deleted with their deliveries.`,
+        `The events of the workspace, page by page, each in the caller's API version: at the version a subscription renders in, exactly as it was delivered (the same bytes that were signed), so what a receiver missed can be fetched. A key sees only the events of resources it can read: \`read:deals\` gives \`deal.*\`. Events are kept ${count(retentionDays, 'day', 'days')} (RETENTION_DAYS), then deleted with their deliveries.`,
       query: {
         type: 'object',
         additionalProperties: false,
@@ -60,7 +66,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
           sort: query.sort,
           ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
           ...readWindow(query, 'query'),
-        });
+        }, renderEvents(input));
         return { text, type: JSON_TEXT };
       },
     }),
@@ -70,7 +76,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
       path: '/event-log/{id}',
       operationId: 'getEvent',
       summary: 'One event',
-      description: 'The event exactly as delivered (the same bytes that were signed); 404 for an event of a resource the key cannot read.',
+      description: "The event in the caller's API version: at a subscription's version, exactly as delivered to it (the same bytes that were signed); 404 for an event of a resource the key cannot read.",
       pathParams: { id: { type: 'string', description: 'The event id (`evt_...`), also the `webhook-id` of its deliveries.' } },
       success: { status: 200, description: 'The event.', schema: ref('Event') },
       errors: ['invalid_parameter', 'not_found'],
@@ -78,7 +84,7 @@ export function eventLogRoutes(registry: Registry, retentionDays: number): Route
         const id = String(input.params.id);
         const text = await findEvent(input.deps.db, caller(input).workspace.id, id, readable(input));
         if (text === undefined) throw new ApiError('not_found', `No event with id ${id} that this key can read.`);
-        return { text, type: JSON_TEXT };
+        return { text: renderEvents(input)?.(text) ?? text, type: JSON_TEXT };
       },
     },
   ];

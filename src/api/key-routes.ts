@@ -90,7 +90,7 @@ export function keyRoutes(registry: Registry): Route[] {
       handle: async (input) => {
         const acting = who(input);
         const body = input.body;
-        const key = await createKey(input.deps.db, catalog, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
+        const key = await createKey(input.deps.db, { scopes: catalog, versions: input.deps.versions }, { workspace: acting.workspace.id, ...body }, acting, input.deps.clock.now());
         return { status: 201, headers: { 'Cache-Control': 'no-store' }, body: { ...keyView(key), token: key.token } };
       },
     }),
@@ -118,8 +118,9 @@ export function keyRoutes(registry: Registry): Route[] {
       method: 'patch',
       path: '/keys/{id}',
       operationId: 'updateKey',
-      summary: "Change an API key's IP allowlist",
-      description: '`allowed_ips`: up to 20 IPv4 or IPv6 addresses or CIDR ranges, or null for anywhere. Every server process applies it within a second. In the audit log as key.updated.',
+      summary: "Change an API key's IP allowlist or API version",
+      description:
+        '`allowed_ips`: up to 20 IPv4 or IPv6 addresses or CIDR ranges, or null for anywhere (in the audit log as key.updated). `api_version`: the version its requests without an Api-Version header are answered in, one of GET /v1/versions (in the audit log as key.version_changed). Every server process applies either within a second.',
       tag: 'keys',
       access: 'admin',
       pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
@@ -128,7 +129,7 @@ export function keyRoutes(registry: Registry): Route[] {
       errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
       handle: async (input) => {
         const acting = who(input);
-        const key = await updateKey(input.deps.db, String(input.params.id), input.body, { workspaceId: acting.workspace.id, context: acting, now: input.deps.clock.now() });
+        const key = await updateKey(input.deps.db, String(input.params.id), input.body, { workspaceId: acting.workspace.id, context: acting, now: input.deps.clock.now(), versions: input.deps.versions });
         return { body: keyView(key) };
       },
     }),

@@ -1,7 +1,8 @@
 import { scopeCatalog } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
 import type { Registry } from '../kernel/registry/index.js';
-import { caller, type Route } from '../http/route.js';
+import { caller, type Route, route } from '../http/route.js';
+import { ApiError } from '../common/errors.js';
 import { ref } from '../openapi/operation.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 
@@ -12,7 +13,7 @@ export const OPENAPI_PATH = '/openapi.json';
  * The kernel's own read endpoints (any valid key, no resource scope) and the document itself
  * (public). `document` gives the document's text, serialised once at boot.
  */
-export function metaRoutes(registry: Registry, document: () => string): Route[] {
+export function metaRoutes(registry: Registry, document: (version: string) => string, versions: { readonly known: readonly string[]; has(version: string): boolean }): Route[] {
   const scopes = scopeCatalog(registry);
   const events = { data: eventCatalog(registry) };
   const base = { tag: 'meta', access: null, errors: ['invalid_parameter'] as const };
@@ -60,7 +61,16 @@ export function metaRoutes(registry: Registry, document: () => string): Route[] 
       success: { status: 200, description: 'The event catalog.', schema: ref('EventList') },
       handle: () => ({ body: events }),
     },
-    documentRoute('getOpenApi', 'The API as OpenAPI 3.1, generated at start-up from the resource plugins. Public: no token needed.', 'meta', document),
+    route({
+      ...documentRoute('getOpenApi', 'The API as OpenAPI 3.1, generated from the resource plugins, in one API version: `version` if given, else the Api-Version header, else the calling key\'s pin (with a valid key), else the latest. Public: no token needed.', 'meta', () => ''),
+      query: { type: 'object', additionalProperties: false, properties: { version: { type: 'string', minLength: 1, maxLength: 40, description: 'The API version to describe (YYYY-MM-DD, one of GET /versions).', examples: ['2026-11-21'] } } } as const,
+      errors: ['invalid_parameter', 'invalid_api_version', 'internal_error'],
+      handle: (input) => {
+        const version = input.query.version ?? input.version;
+        if (!versions.has(version)) throw new ApiError('invalid_api_version', `${JSON.stringify(version.slice(0, 40))} is not a version of this API: ask for one of ${versions.known.join(', ')}.`, { fields: { versions: versions.known } });
+        return { text: document(version), type: 'application/json', headers: { 'Cache-Control': 'public, max-age=300', 'Api-Version': version } };
+      },
+    }),
   ];
 }
 

@@ -5,14 +5,19 @@ import { eventLogRoutes } from './event-log.js';
 import { metaRoutes } from './meta.js';
 import { resourceRoutes } from './resources.js';
 import { PUBLIC_BASE, webhookRoutes } from './webhooks.js';
+import { versionRoutes } from './versions.js';
+import { Versions } from '../versions/index.js';
 
 /** The public API: `/v1`, Bearer keys, the resources, webhooks and meta endpoints. */
-export function publicApi(registry: Registry, document: () => string = () => '{}', facts: { retentionDays: number } = { retentionDays: DEFAULT_RETENTION_DAYS }): Api {
+export function publicApi(registry: Registry, document: (version: string) => string = () => '{}', facts: { retentionDays: number; versions?: Versions } = { retentionDays: DEFAULT_RETENTION_DAYS }): Api & { versions: Versions } {
+  const versions = facts.versions ?? new Versions(registry);
   return {
     base: PUBLIC_BASE,
     title: 'Workspace API',
     credentials: 'key',
-    routes: [...resourceRoutes(registry, PUBLIC_BASE), ...webhookRoutes(registry), ...eventLogRoutes(registry, facts.retentionDays), ...metaRoutes(registry, document)],
+    routes: [...resourceRoutes(registry, PUBLIC_BASE, versions), ...webhookRoutes(registry), ...eventLogRoutes(registry, facts.retentionDays), ...metaRoutes(registry, document, versions), ...versionRoutes(versions)],
+    olderVersions: versions.known.filter((v) => v !== versions.latest),
+    versions,
   };
 }
 

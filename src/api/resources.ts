@@ -1,13 +1,15 @@
 import { createBatch, createObject, deleteObject, etagOf, expectedVersion, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest, IF_MATCH, IF_NONE_MATCH, knownVersions, MAX_BATCH, runAction, unchanged, updateObject } from '../kernel/write/index.js';
 import { expand, expansionsOf, getObject, listPage } from '../kernel/query/index.js';
 import type { CompiledResource, Registry } from '../kernel/registry/index.js';
-import { actionBodySchema, batchBodySchema, type Handler, objectColumns } from '../kernel/model/index.js';
-import { caller, type Handle, headerOf, type Route, route } from '../http/route.js';
+import { actionBodySchema, batchBodySchema, type Handler, type JsonSchema, objectColumns, type Row } from '../kernel/model/index.js';
+import { type BodySpec, caller, type Handle, headerOf, type Route, route } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { pascal } from '../openapi/resources.js';
 import { a } from '../common/words.js';
 import { JSON_TYPES } from '../common/wire.js';
+import type { OlderShape, Versions } from '../versions/index.js';
+import { actionBodyAt, type BodyKind, renderer, versioned } from './versioned.js';
 
 function machineText(resource: CompiledResource): string {
   const state = resource.def.state;
@@ -48,8 +50,14 @@ function extend<Q extends Record<string, unknown>, B extends Record<string, unkn
 }
 
 /** The five routes of one resource: list and create on the collection; get, update and delete on an item. */
-function routesOf(resource: CompiledResource, base: string): Route[] {
+function routesOf(resource: CompiledResource, base: string, versions: Versions): Route[] {
   const { def } = resource;
+  /** Its input at an older version, where the resource's shape differs there. */
+  const olderInput = (input: (shape: OlderShape) => { query?: JsonSchema; body?: BodySpec }) => (version: string) => {
+    const shape = versions.shapeAt(def.name, version);
+    return shape && input(shape);
+  };
+  const at = <Q, B>(kind: BodyKind, handle: Handle<Q, B>) => versioned(versions, resource, kind, handle);
   const name = pascal(def.name);
   const plural = pascal(def.path);
   const tag = def.path.slice(1);
@@ -70,13 +78,14 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       query: resource.listQuerySchema,
       success: { status: 200, description: `A page of ${tag}.`, schema: ref(`${name}List`) },
       errors: ['invalid_parameter', 'invalid_cursor', 'insufficient_scope'],
-      handle: extend(own.list, async (input) => {
+      olderInput: olderInput((shape) => ({ query: shape.listQuerySchema })),
+      handle: at('none', extend(own.list, async (input) => {
         const store = input.deps.stores.of(resource);
         const { workspace, scopes } = caller(input);
         const expansions = expansionsOf(store, input.query.expand, scopes);
         const page = await listPage(store, workspace.id, input.query);
         return { body: expansions.length === 0 ? page : { ...page, data: await expand(expansions, workspace.id, page.data) } };
-      }),
+      })),
     }),
     route({
       method: 'post',
@@ -90,15 +99,17 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       body: { schema: resource.createBodySchema, ref: ref(`${name}Create`), readOnly },
       success: { status: 201, description: `The new ${def.name}.`, schema: ref(name), headers: { Location: header('Location'), 'Idempotent-Replayed': header('Idempotent-Replayed') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
-      handle: extend(own.create, async (input) => {
+      olderInput: olderInput((shape) => ({ body: { schema: shape.createBodySchema, readOnly: shape.readOnly } })),
+      handle: at('create', extend(own.create, async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-        const { answer, replayed } = await createObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`);
+        const render = renderer(versions, resource, input.version);
+        const { answer, replayed } = await createObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`, render);
         return {
           status: answer.status,
           text: answer.body,
           headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
         };
-      }),
+      })),
     }),
     route({
       method: 'post',
@@ -112,12 +123,13 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       body: { schema: batchBodySchema(resource.createBodySchema, MAX_BATCH), ref: ref(`${name}BatchCreate`), readOnly, required: def.required, unknownAtTop: BATCH_ENVELOPE },
       success: { status: 201, description: `The new ${tag}, in the order sent.`, schema: ref(`${name}Batch`), headers: { 'Idempotent-Replayed': header('Idempotent-Replayed') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'idempotency_conflict', ...machine],
-      handle: async (input) => {
+      olderInput: olderInput((shape) => ({ body: { schema: batchBodySchema(shape.createBodySchema, MAX_BATCH), readOnly: shape.readOnly, required: shape.required, unknownAtTop: BATCH_ENVELOPE } })),
+      handle: at<Record<string, unknown>, { data: Row[] }>('batch', async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
         const bodies = input.body.data;
-        const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent);
+        const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent, renderer(versions, resource, input.version));
         return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
-      },
+      }),
     }),
     route({
       method: 'get',
@@ -132,7 +144,8 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       success: { status: 200, description: `The ${def.name}, its version as the ETag.`, schema: ref(name), headers: { ETag: header('ETag') } },
       otherAnswers: [{ status: 304, description: `The ${def.name} is still at the version If-None-Match names: nothing is sent again.`, headers: { ETag: header('ETag') } }],
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found'],
-      handle: extend(own.get, async (input) => {
+      olderInput: olderInput((shape) => (shape.getQuerySchema ? { query: shape.getQuerySchema } : {})),
+      handle: at('none', extend(own.get, async (input) => {
         const store = input.deps.stores.of(resource);
         const { workspace, scopes } = caller(input);
         const expansions = expansionsOf(store, input.query.expand, scopes);
@@ -141,7 +154,7 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
         const headers = { ETag: etagOf(object.version) };
         if (expansions.length === 0 && unchanged(known, object.version)) return { status: 304, headers };
         return { headers, body: expansions.length === 0 ? object : (await expand(expansions, workspace.id, [object]))[0] };
-      }),
+      })),
     }),
     route({
       method: 'patch',
@@ -156,11 +169,12 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
       body: { schema: resource.updateBodySchema, ref: ref(`${name}Update`), types: JSON_TYPES, readOnly, required: def.required },
       success: { status: 200, description: `The ${def.name} after the change, its version as the ETag.`, schema: ref(name), headers: { ETag: header('ETag') } },
       errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'version_mismatch', ...machine],
-      handle: extend(own.update, async (input) => {
+      olderInput: olderInput((shape) => ({ body: { schema: shape.updateBodySchema, types: JSON_TYPES, readOnly: shape.readOnly, required: shape.required } })),
+      handle: at('update', extend(own.update, async (input) => {
         const expected = expectedVersion(headerOf(input, IF_MATCH));
         const object = await updateObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, String(input.params.id), input.body, expected);
         return { headers: { ETag: etagOf(object.version) }, body: object };
-      }),
+      })),
     }),
     {
       method: 'delete',
@@ -186,11 +200,13 @@ function routesOf(resource: CompiledResource, base: string): Route[] {
 const camel = (name: string) => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 
 /** A plugin's actions: `POST /v1/<path>/{id}/<action>`, each validated, idempotent and documented. */
-function actionRoutes(resource: CompiledResource): Route[] {
+function actionRoutes(resource: CompiledResource, versions: Versions): Route[] {
   const { def } = resource;
   const name = pascal(def.name);
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
-  return Object.entries(def.actions ?? {}).map(([action, declared]): Route => ({
+  return Object.entries(def.actions ?? {}).map(([action, declared]): Route => {
+    const body: BodySpec = { schema: actionBodySchema(declared) };
+    return {
     method: 'post' as const,
     path: `${def.path}/{id}/${action}`,
     operationId: `${camel(action).charAt(0).toLowerCase()}${camel(action).slice(1)}${name}`,
@@ -200,18 +216,24 @@ function actionRoutes(resource: CompiledResource): Route[] {
     access: declared.scope === 'read' ? def.scopes.read : def.scopes.write,
     pathParams: { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } },
     headerParams: [IDEMPOTENCY_PARAMETER],
-    body: { schema: actionBodySchema(declared) },
+    body,
+    olderInput: (version) => {
+      const shape = versions.shapeAt(def.name, version);
+      const older = shape && actionBodyAt(shape, body);
+      return older && older !== body ? { body: older } : undefined;
+    },
     success: { status: 200, description: `The ${def.name} after the ${action}.`, schema: ref(name), headers: { 'Idempotent-Replayed': header('Idempotent-Replayed') } },
     errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'idempotency_conflict', ...machine],
-    handle: async (input) => {
+    handle: versioned(versions, resource, 'action', async (input) => {
       const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-      const { answer, replayed } = await runAction(input.deps, input.deps.stores.of(resource), action, caller(input).workspace.id, String(input.params.id), input.body, idempotent);
+      const { answer, replayed } = await runAction(input.deps, input.deps.stores.of(resource), action, caller(input).workspace.id, String(input.params.id), input.body, idempotent, renderer(versions, resource, input.version));
       return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
-    },
-  }));
+    }),
+  };
+  });
 }
 
 /** Every plugin's routes, in plugin order; `base` is where the API lives (a new object's Location). */
-export function resourceRoutes(registry: Registry, base: string): Route[] {
-  return registry.resources.flatMap((resource) => [...routesOf(resource, base), ...actionRoutes(resource)]);
+export function resourceRoutes(registry: Registry, base: string, versions: Versions): Route[] {
+  return registry.resources.flatMap((resource) => [...routesOf(resource, base, versions), ...actionRoutes(resource, versions)]);
 }

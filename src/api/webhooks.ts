@@ -41,7 +41,8 @@ export const PUBLIC_WEBHOOKS: WebhookDoor = { base: PUBLIC_BASE, read: WEBHOOKS_
  */
 export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEBHOOKS): Route[] {
   const catalog = eventCatalog(registry);
-  const depsOf = (input: RouteInput): WebhookDeps => ({ ...input.deps, catalog });
+  // A subscription made with a key renders in the key's version unless it names one; from the administration area, in the latest.
+  const depsOf = (input: RouteInput): WebhookDeps => ({ ...input.deps, catalog, defaultVersion: input.auth?.key.api_version ?? input.deps.versions.latest });
   const reads = { tag: 'webhooks', access: door.read };
   const changes = { tag: 'webhooks', access: door.change };
   const NOT_FOUND = ['invalid_parameter', door.refused, 'not_found'] as const;

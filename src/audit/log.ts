@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   'key.revoked',
   'key.rolled',
   'key.updated',
+  'key.version_changed',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

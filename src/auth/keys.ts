@@ -15,6 +15,7 @@ import { type Plan, writes } from './plans.js';
 import { displayPrefix, generateToken, hashToken } from './tokens.js';
 import { allowlistProblems, MAX_ALLOWED_IPS } from './allowlist.js';
 import { noteAuthChange } from '../db/changes.js';
+import { FIRST_VERSION } from '../kernel/model/index.js';
 
 /** A refused operator request: the message is the reason, shown as is. */
 export class RefusedError extends Error {
@@ -49,12 +50,20 @@ const ALLOWED_IPS_SCHEMA = {
   examples: [['203.0.113.7', '2001:db8::/32']],
 } as const;
 
+/** A key's API version: a date the service has (docs/reference.md section 19). */
+const API_VERSION_SCHEMA = {
+  type: 'string',
+  pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+  description: 'The API version the key is pinned to (YYYY-MM-DD, one of GET /v1/versions): its requests without an Api-Version header are answered in it. Left out on creation: the latest.',
+  examples: ['2026-11-21'],
+} as const;
+
 /** PATCH /internal/v1/keys/{id}. */
 export const KEY_PATCH_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { allowed_ips: ALLOWED_IPS_SCHEMA },
+  properties: { allowed_ips: ALLOWED_IPS_SCHEMA, api_version: API_VERSION_SCHEMA },
 } as const;
 
 /** A new key as the internal API takes it: its workspace is the caller's. */
@@ -73,6 +82,7 @@ export const KEY_CREATE_SCHEMA = {
       description: `The key expires this many days (of 24 hours) from now. Left out, it lives until revoked, unless the workspace's max_key_lifetime_days asks for it (1 to that many).`,
     },
     allowed_ips: ALLOWED_IPS_SCHEMA,
+    api_version: API_VERSION_SCHEMA,
   },
 } as const;
 
@@ -139,6 +149,31 @@ export interface KeyInput {
   rate_limit?: number;
   expires_in_days?: number;
   allowed_ips?: string[] | null;
+  api_version?: string;
+}
+
+/**
+ * What keys are made from beside their input: the scopes there are, and the API versions (a
+ * plain list of scopes: the service's first version alone, for callers from before versions).
+ */
+export type KeyCatalog = readonly string[] | { scopes: readonly string[]; versions: ApiVersionList };
+
+/** The API versions a key may be pinned to, and the one a new key gets. */
+export interface ApiVersionList {
+  readonly known: readonly string[];
+  readonly latest: string;
+}
+
+const FIRST_ONLY: ApiVersionList = { known: [FIRST_VERSION], latest: FIRST_VERSION };
+
+const scopesOf = (catalog: KeyCatalog) => ('scopes' in catalog ? catalog.scopes : (catalog as readonly string[]));
+const versionsOf = (catalog: KeyCatalog) => ('versions' in catalog ? catalog.versions : FIRST_ONLY);
+
+/** 422 naming /api_version when the service has no such version. */
+function checkVersion(versions: ApiVersionList, version: string): void {
+  if (versions.known.includes(version)) return;
+  const message = `must be one of this API's versions: ${versions.known.join(', ')}`;
+  throw new ApiError('validation_failed', `api_version ${message}`, { errors: [{ pointer: '/api_version', message }] });
 }
 
 export interface KeyRecord {
@@ -148,6 +183,8 @@ export interface KeyRecord {
   prefix: string;
   scopes: string[];
   rate_limit: number;
+  /** The API version it is pinned to. */
+  api_version: string;
   created_at: string;
   /** Who made it; null for a key made before this was recorded. */
   created_by: Actor | null;
@@ -170,7 +207,7 @@ function checkLifetime(workspace: { max_key_lifetime_days: number | null }, days
 }
 
 /** Writes a new key (its token's hash only) in `trx`: the record, and the token to show once. */
-async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; expires_in_days: number | undefined; allowed_ips: string[] | null }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
+async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; api_version: string; expires_in_days: number | undefined; allowed_ips: string[] | null }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
   const token = generateToken();
   const expiresAt = key.expires_in_days === undefined ? null : now + key.expires_in_days * DAY_MS;
   const record: KeyRecord = {
@@ -180,6 +217,7 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
     prefix: displayPrefix(token),
     scopes: key.scopes,
     rate_limit: key.rate_limit,
+    api_version: key.api_version,
     created_at: new Date(now).toISOString(),
     created_by: actor,
     last_used_at: null,
@@ -195,6 +233,7 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
     token_hash: hashToken(token),
     scopes: JSON.stringify(key.scopes),
     rate_limit: key.rate_limit,
+    api_version: key.api_version,
     created_at: now,
     created_by: JSON.stringify(actor),
     expires_at: expiresAt,
@@ -225,10 +264,14 @@ export async function lockWorkspace<Row extends { id: string } = { id: string }>
  * changes both. The token is returned here and never again; only its hash is stored. The
  * audit entry commits with the key.
  */
-export async function createKey(db: Knex, catalog: readonly string[], input: KeyInput, context: AuditContext = OPERATOR, now = Date.now()): Promise<KeyRecord & { token: string }> {
+export async function createKey(db: Knex, keyCatalog: KeyCatalog, input: KeyInput, context: AuditContext = OPERATOR, now = Date.now()): Promise<KeyRecord & { token: string }> {
   refuseInvalid(validateKey(), input);
   const scopes = [...new Set(input.scopes)];
   const rateLimit = input.rate_limit ?? DEFAULT_RATE_LIMIT;
+  const catalog = scopesOf(keyCatalog);
+  const versions = versionsOf(keyCatalog);
+  const apiVersion = input.api_version ?? versions.latest;
+  checkVersion(versions, apiVersion);
   return transaction(db, async (trx) => {
     // Locked, so two concurrent creations cannot both pass the cap.
     const workspace = await lockWorkspace<KeyPolicy>(trx, input.workspace, KEY_POLICY);
@@ -250,13 +293,13 @@ export async function createKey(db: Knex, catalog: readonly string[], input: Key
     if (live >= plan.max_keys) {
       throw new ApiError('key_limit_reached', `plan "${plan.name}" allows ${plan.max_keys} live keys and the workspace has ${live}: revoke one first`);
     }
-    const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, expires_in_days: input.expires_in_days, allowed_ips: allowedIps(input.allowed_ips) }, context.actor, now);
-    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, expires_at: record.expires_at, allowed_ips: record.allowed_ips } }, now);
+    const { record, token } = await insertKey(trx, workspace.id, { name: input.name, scopes, rate_limit: rateLimit, api_version: apiVersion, expires_in_days: input.expires_in_days, allowed_ips: allowedIps(input.allowed_ips) }, context.actor, now);
+    await recordAudit(trx, context, { workspaceId: workspace.id, action: 'key.created', target: { type: 'api_key', id: record.id }, details: { name: record.name, prefix: record.prefix, scopes, rate_limit: rateLimit, api_version: apiVersion, expires_at: record.expires_at, allowed_ips: record.allowed_ips } }, now);
     return { ...record, token };
   });
 }
 
-const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'allowed_ips', 'revoked_at'];
+const KEY_COLUMNS = ['id', 'workspace_id', 'name', 'prefix', 'scopes', 'rate_limit', 'api_version', 'created_at', 'created_by', 'last_used_at', 'expires_at', 'allowed_ips', 'revoked_at'];
 
 /** A key's allowlist as given (undefined or null: anywhere), each entry checked: 422 naming the entry. */
 function allowedIps(entries: string[] | null | undefined): string[] | null {
@@ -290,6 +333,7 @@ function toKey(r: Record<string, unknown>): KeyRecord {
     prefix: String(r.prefix),
     scopes: JSON.parse(String(r.scopes)) as string[],
     rate_limit: asNumber(r.rate_limit),
+    api_version: String(r.api_version),
     created_at: iso(r.created_at) as string,
     created_by: r.created_by == null ? null : (JSON.parse(String(r.created_by)) as Actor),
     last_used_at: iso(r.last_used_at),
@@ -301,8 +345,8 @@ function toKey(r: Record<string, unknown>): KeyRecord {
 
 /** A key as the administration area shows it (docs/reference.md section 10): its workspace is the caller's own. */
 export function keyView(key: KeyRecord) {
-  const { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
-  return { id, name, prefix, scopes, rate_limit, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };
+  const { id, name, prefix, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
+  return { id, name, prefix, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };
 }
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */
@@ -394,8 +438,8 @@ export async function rollKey(
     const workspace = (await lockWorkspace<KeyPolicy>(trx, workspaceId, KEY_POLICY))!;
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
     if (plan.api_access === 'none') throw new ApiError('plan_forbids_scope', `plan "${plan.name}" has no API access: it makes no keys`);
-    const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'created_at', 'expires_at', 'allowed_ips', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
-      | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; created_at: number; expires_at: number | null; allowed_ips: string | null; revoked_at: number | null }
+    const old = (await trx('api_keys').first('id', 'name', 'prefix', 'scopes', 'rate_limit', 'api_version', 'created_at', 'expires_at', 'allowed_ips', 'revoked_at').where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as
+      | { id: string; name: string; prefix: string; scopes: string; rate_limit: number; api_version: string; created_at: number; expires_at: number | null; allowed_ips: string | null; revoked_at: number | null }
       | undefined;
     if (!old) throw new ApiError('not_found', `No key with id ${keyId}.`);
     if (old.revoked_at != null) throw new ApiError('key_not_live', asNumber(old.revoked_at) > now ? `Key ${keyId} was already rolled: roll the key that replaced it.` : `Key ${keyId} is revoked: make a new key instead.`);
@@ -404,7 +448,7 @@ export async function rollKey(
     const days = input.expires_in_days ?? (lived === undefined ? undefined : Math.min(Math.max(lived, 1), MAX_KEY_LIFETIME_DAYS));
     checkLifetime(workspace, days);
     const scopes = JSON.parse(old.scopes) as string[];
-    const { record, token } = await insertKey(trx, workspaceId, { name: old.name, scopes, rate_limit: asNumber(old.rate_limit), expires_in_days: days, allowed_ips: old.allowed_ips == null ? null : (JSON.parse(old.allowed_ips) as string[]) }, context.actor, now);
+    const { record, token } = await insertKey(trx, workspaceId, { name: old.name, scopes, rate_limit: asNumber(old.rate_limit), api_version: old.api_version, expires_in_days: days, allowed_ips: old.allowed_ips == null ? null : (JSON.parse(old.allowed_ips) as string[]) }, context.actor, now);
     const ends = now + overlap * 1000;
     await trx('api_keys').update({ revoked_at: ends }).where('id', old.id);
     await noteAuthChange(trx);
@@ -422,23 +466,36 @@ export async function rollKey(
 }
 
 /**
- * Changes a key's allowlist (PATCH /internal/v1/keys/{id}): every process applies it within a
- * second (at once on SQLite), as it does a plan change. Audited as key.updated.
+ * Changes a key's allowlist or its API version (PATCH /internal/v1/keys/{id}): every process
+ * applies it within a second (at once on SQLite), as it does a plan change. Audited as
+ * key.updated (the allowlist) and key.version_changed (the version), each only when it changes.
  */
-export async function updateKey(db: Knex, keyId: string, input: { allowed_ips?: string[] | null }, options: { workspaceId: string; context: AuditContext; now: number }): Promise<KeyRecord> {
+export async function updateKey(
+  db: Knex,
+  keyId: string,
+  input: { allowed_ips?: string[] | null; api_version?: string },
+  options: { workspaceId: string; context: AuditContext; now: number; versions?: ApiVersionList },
+): Promise<KeyRecord> {
   const { workspaceId, context, now } = options;
   const allowed = allowedIps(input.allowed_ips);
+  if (input.api_version !== undefined) checkVersion(options.versions ?? FIRST_ONLY, input.api_version);
   return transaction(db, async (trx) => {
     await lockWorkspace(trx, workspaceId);
     const row = (await trx('api_keys').first(KEY_COLUMNS).where({ id: keyId, workspace_id: workspaceId }).forUpdate()) as Record<string, unknown> | undefined;
     if (!row) throw new ApiError('not_found', `No key with id ${keyId}.`);
     const before = toKey(row);
-    if (input.allowed_ips !== undefined && JSON.stringify(before.allowed_ips) !== JSON.stringify(allowed)) {
-      await trx('api_keys').update({ allowed_ips: allowed === null ? null : JSON.stringify(allowed) }).where('id', keyId);
-      await noteAuthChange(trx);
-      await recordAudit(trx, context, { workspaceId, action: 'key.updated', target: { type: 'api_key', id: keyId }, details: { name: before.name, prefix: before.prefix, allowed_ips: { from: before.allowed_ips, to: allowed } } }, now);
-      return { ...before, allowed_ips: allowed };
-    }
-    return before;
+    const ipsChange = input.allowed_ips !== undefined && JSON.stringify(before.allowed_ips) !== JSON.stringify(allowed);
+    const versionChange = input.api_version !== undefined && input.api_version !== before.api_version;
+    if (!ipsChange && !versionChange) return before;
+    const after = { ...before, ...(ipsChange ? { allowed_ips: allowed } : {}), ...(versionChange ? { api_version: input.api_version! } : {}) };
+    await trx('api_keys')
+      .update({ ...(ipsChange ? { allowed_ips: allowed === null ? null : JSON.stringify(allowed) } : {}), ...(versionChange ? { api_version: after.api_version } : {}) })
+      .where('id', keyId);
+    // In the lock order: the workspace, the key, auth_changes, then the audit rows.
+    await noteAuthChange(trx);
+    const audit = (action: 'key.updated' | 'key.version_changed', details: Record<string, unknown>) => recordAudit(trx, context, { workspaceId, action, target: { type: 'api_key', id: keyId }, details: { name: before.name, prefix: before.prefix, ...details } }, now);
+    if (ipsChange) await audit('key.updated', { allowed_ips: { from: before.allowed_ips, to: allowed } });
+    if (versionChange) await audit('key.version_changed', { api_version: { from: before.api_version, to: after.api_version } });
+    return after;
   });
 }

@@ -16,6 +16,7 @@ interface KeyRow {
   prefix: string;
   scopes: string;
   rate_limit: number;
+  api_version: string;
   last_used_at: number | null;
   expires_at: number | null;
   revoked_at: number | null;
@@ -72,7 +73,7 @@ export class KeyLookup {
       db('api_keys as k')
         .join('workspaces as w', 'w.id', 'k.workspace_id')
         .join('plans as p', 'p.name', 'w.plan')
-        .select('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'k.allowed_ips', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
+        .select('k.id', 'k.name', 'k.prefix', 'k.scopes', 'k.rate_limit', 'k.api_version', 'k.last_used_at', 'k.expires_at', 'k.revoked_at', 'k.allowed_ips', 'w.id as workspace_id', 'w.name as workspace_name', 'w.plan', 'p.api_access')
         .where('k.token_hash', param('hash'))
         // A rolled key is revoked ahead of time: it works until then.
         .andWhere((q) => q.whereNull('k.revoked_at').orWhere('k.revoked_at', '>', param('now'))),
@@ -132,7 +133,7 @@ export class KeyLookup {
     }
     const scopes = JSON.parse(row.scopes) as string[];
     return {
-      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), expires_at: row.expires_at == null ? null : asNumber(row.expires_at), revokes_at: row.revoked_at == null ? null : asNumber(row.revoked_at) },
+      key: { id: row.id, name: row.name, prefix: row.prefix, scopes, rate_limit: asNumber(row.rate_limit), api_version: row.api_version, expires_at: row.expires_at == null ? null : asNumber(row.expires_at), revokes_at: row.revoked_at == null ? null : asNumber(row.revoked_at) },
       workspace: { id: row.workspace_id, name: row.workspace_name, plan: row.plan },
       scopes: new Set(effectiveScopes(scopes, row.api_access)),
       // Compiled once per lookup, and kept with the cached key.

@@ -12,6 +12,7 @@ import { ApiError } from '../common/errors.js';
 import { createDeps, createLogger } from '../deps.js';
 import { isUnavailable } from '../db/dialect.js';
 import { runMain } from '../startup.js';
+import { Versions } from '../versions/index.js';
 import { resealAll } from '../secrets/stored.js';
 
 class UsageError extends Error {}
@@ -38,7 +39,7 @@ function keyState(k: { revoked_at: string | null; expires_at: string | null }): 
 
 /** What a command gets: its flags and arguments, the service's pieces, and how to print its result. */
 interface CommandInput {
-  values: Record<string, string | boolean | undefined> & { name?: string; plan?: string; workspace?: string; email?: string; role?: string; scopes?: string; 'rate-limit'?: string; 'expires-in-days'?: string };
+  values: Record<string, string | boolean | undefined> & { name?: string; plan?: string; workspace?: string; email?: string; role?: string; scopes?: string; 'rate-limit'?: string; 'expires-in-days'?: string; 'api-version'?: string };
   arg: string | undefined;
   arg2: string | undefined;
   deps: ReturnType<typeof createDeps>;
@@ -83,9 +84,10 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
     },
   },
   'key create': {
-    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--expires-in-days N]',
+    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--expires-in-days N] [--api-version YYYY-MM-DD]',
     async run({ values, deps, config, print }) {
-      const catalog = scopeCatalog(await loadRegistry(config.pluginsDir, { checkSchemas: false })).map((s) => s.name);
+      const registry = await loadRegistry(config.pluginsDir, { checkSchemas: false });
+      const catalog = scopeCatalog(registry).map((s) => s.name);
       const scopes = required(values.scopes, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
       const input = {
         workspace: required(values.workspace, 'workspace'),
@@ -93,12 +95,14 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
         scopes,
         rate_limit: parseInteger(values['rate-limit']),
         expires_in_days: parseInteger(values['expires-in-days']),
+        api_version: values['api-version'],
       };
       if (input.rate_limit === undefined) delete input.rate_limit;
       if (input.expires_in_days === undefined) delete input.expires_in_days;
-      const key = await createKey(deps.db, catalog, input as Parameters<typeof createKey>[2]);
+      if (input.api_version === undefined) delete input.api_version;
+      const key = await createKey(deps.db, { scopes: catalog, versions: new Versions(registry) }, input as Parameters<typeof createKey>[2]);
       const expiry = key.expires_at ? `, expires ${key.expires_at}` : '';
-      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute${expiry}\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
+      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute, API version ${key.api_version}${expiry}\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
     },
   },
   'key list': {
@@ -109,7 +113,7 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
         { data: keys },
         keys.length === 0
           ? 'no keys'
-          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${keyState(k)}  ${k.scopes.join(' ')}`).join('\n'),
+          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.api_version}  ${keyState(k)}  ${k.scopes.join(' ')}`).join('\n'),
       );
     },
   },
@@ -186,6 +190,7 @@ const OPTIONS = {
   role: { type: 'string' },
   scopes: { type: 'string' },
   'rate-limit': { type: 'string' },
+  'api-version': { type: 'string' },
   'expires-in-days': { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },

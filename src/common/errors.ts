@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   invalid_parameter: { status: 400, when: 'a query parameter (or the Idempotency-Key header) is unknown or invalid' },
   invalid_cursor: { status: 400, when: 'the cursor is malformed, or was made for another resource or sort' },
   invalid_json: { status: 400, when: 'the body is not valid JSON, is not UTF-8, or is compressed (Content-Encoding) and does not decode' },
+  invalid_api_version: { status: 400, when: 'the Api-Version header is not a version the API has (`versions` lists those it has)' },
   malformed_request: { status: 400, when: 'the request is not valid HTTP/1.1 (answered before any other check)' },
   missing_token: { status: 401, when: 'no Authorization header' },
   invalid_token: { status: 401, when: 'the token is malformed (its checksum does not match), unknown or revoked' },
@@ -61,7 +62,7 @@ export interface ApiErrorExtras {
   /** Response headers that belong to this error (Retry-After, WWW-Authenticate, Allow). */
   headers?: Record<string, string>;
   /** Members of the problem beyond RFC 9457's (`current_version` of a version_mismatch). */
-  fields?: { current_version?: number };
+  fields?: { current_version?: number; versions?: readonly string[] };
 }
 
 export class ApiError extends Error {
@@ -89,6 +90,7 @@ export interface Problem {
   request_id: string;
   errors?: ErrorItem[];
   current_version?: number;
+  versions?: readonly string[];
 }
 
 export function toProblem(error: ApiError, requestId: string): Problem {

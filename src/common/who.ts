@@ -25,9 +25,10 @@ export interface Who extends AuditContext {
 export interface AuthContext {
   /**
    * `expires_at`: epoch milliseconds, or null for a key that lives until revoked; `revokes_at`:
-   * when a rolled key's overlap ends (null for any other key).
+   * when a rolled key's overlap ends (null for any other key); `api_version`: the version it is
+   * pinned to (docs/reference.md section 19).
    */
-  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number; expires_at: number | null; revokes_at: number | null };
+  key: { id: string; name: string; prefix: string; scopes: string[]; rate_limit: number; api_version: string; expires_at: number | null; revokes_at: number | null };
   workspace: { id: string; name: string; plan: string };
   /** The key's scopes that its workspace's plan allows now. */
   scopes: ReadonlySet<string>;

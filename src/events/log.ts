@@ -20,14 +20,15 @@ interface EventRow {
 
 /**
  * A page of a workspace's event log, as JSON text: each event is its stored payload, the very
- * bytes that were signed and delivered, placed in the page without being parsed again.
+ * bytes that were signed and delivered, placed in the page without being parsed again (unless
+ * `render` gives it in an older API version).
  */
-export async function eventLogPage(db: Knex, workspaceId: string, query: EventLogQuery): Promise<string> {
+export async function eventLogPage(db: Knex, workspaceId: string, query: EventLogQuery, render?: (event: string) => string): Promise<string> {
   // No type at all (a key that reads no resource) selects nothing: knex writes `1 = 0`.
   const q = db('events').select('id', 'payload', 'created_at').where('workspace_id', workspaceId).whereIn('type', [...query.types]);
   if (query.since !== undefined) q.where('created_at', '>=', query.since);
   if (query.until !== undefined) q.where('created_at', '<', query.until);
-  const page = await keysetPage(q, query, { resource: 'event', sort: query.sort }, (r: EventRow) => r.payload);
+  const page = await keysetPage(q, query, { resource: 'event', sort: query.sort }, (r: EventRow) => (render ? render(r.payload) : r.payload));
   return `{"data":[${page.data.join(',')}],"has_more":${page.has_more},"next_cursor":${JSON.stringify(page.next_cursor)}}`;
 }
 

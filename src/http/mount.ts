@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
-import type { ApiDeps, Api, Route } from './route.js';
+import type { ApiDeps, Api, BodySpec, Route } from './route.js';
 import { ApiError } from '../common/errors.js';
 import { NUL } from '../common/wire.js';
-import { createQueryAjv, createSchemaAjv, EMPTY_QUERY_SCHEMA } from '../kernel/model/index.js';
+import { createQueryAjv, createSchemaAjv, EMPTY_QUERY_SCHEMA, type JsonSchema } from '../kernel/model/index.js';
 import type { Registry } from '../kernel/registry/index.js';
 import type { AppContext, AppState, Ctx } from './middleware/context.js';
 import { jsonBody } from './middleware/body.js';
@@ -22,16 +22,29 @@ export function mount(router: Router<AppState, AppContext>, api: Api, deps: ApiD
   const queryAjv = createQueryAjv();
   const schemaAjv = createSchemaAjv();
   const noQuery = validateQuery(queryAjv.compile(EMPTY_QUERY_SCHEMA));
-  for (const route of api.routes) {
+  // A schema met again (one older shape serves several versions) is compiled once.
+  const compiled = new Map<unknown, Check>();
+  const once = (key: unknown, make: () => Check) => compiled.get(key) ?? compiled.set(key, make()).get(key)!;
+  const checksOf = (route: Route, query: JsonSchema | undefined, body: BodySpec | undefined): Check[] => {
     const checks: Check[] = [];
     if (typeof route.access === 'string' && route.access !== 'public') checks.push(api.credentials === 'key' ? requireScope(route.access) : requireRole(route.access));
     if (route.path.includes('{')) checks.push(noNulInPath);
-    checks.push(route.query ? validateQuery(queryAjv.compile(route.query)) : noQuery);
-    if (route.body) {
-      const { schema, readOnly = [], required, unknownAtTop } = route.body;
-      checks.push(jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined, unknownAtTop));
+    checks.push(query ? once(query, () => validateQuery(queryAjv.compile(query))) : noQuery);
+    if (body) {
+      const { schema, readOnly = [], required, unknownAtTop } = body;
+      checks.push(once(body, () => jsonBody(schemaAjv.compile(schema), new Set(readOnly), required ? new Set(required) : undefined, unknownAtTop)));
     }
-    router[route.method](`${api.base}${routerPath(route.path)}`, inOrder(checks, handler(route, deps, api.credentials === 'session')));
+    return checks;
+  };
+  for (const route of api.routes) {
+    const checks = checksOf(route, route.query, route.body);
+    // The checks of callers at an older version whose input differs (none: the latest's).
+    const older = new Map<string, Check[]>();
+    for (const version of route.olderInput ? (api.olderVersions ?? []) : []) {
+      const input = route.olderInput?.(version);
+      if (input) older.set(version, checksOf(route, input.query ?? route.query, input.body ?? route.body));
+    }
+    router[route.method](`${api.base}${routerPath(route.path)}`, inOrder(checks, older, handler(route, deps, api.credentials === 'session')));
   }
 }
 
@@ -51,8 +64,9 @@ function noNulInPath(ctx: Ctx): void {
  * A route's checks, then its handler, as one middleware: an awaited layer of the router's chain
  * per check cost a promise and an async frame each on every request.
  */
-function inOrder(checks: readonly Check[], handle: (ctx: Ctx) => Promise<void>) {
+function inOrder(latest: readonly Check[], older: ReadonlyMap<string, readonly Check[]>, handle: (ctx: Ctx) => Promise<void>) {
   return async (ctx: Ctx) => {
+    const checks = older.size === 0 ? latest : (older.get(ctx.state.apiVersion ?? '') ?? latest);
     for (const check of checks) {
       const pending = check(ctx);
       if (pending) await pending;
@@ -78,6 +92,7 @@ function handler(route: Route, deps: ApiDeps, cookies: boolean) {
       headers: ctx.headers,
       // Koa's cookies where a session lives (made per request when asked for: not on the public API's path).
       cookies: cookies ? ctx.cookies : undefined,
+      version: ctx.state.apiVersion ?? '',
     });
     ctx.status = reply.status ?? 200;
     for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);

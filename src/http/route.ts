@@ -2,6 +2,7 @@ import type Cookies from 'cookies';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Stores } from '../kernel/storage/index.js';
 import type { Deps } from '../deps.js';
+import type { Versions } from '../versions/index.js';
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema, Typed } from '../kernel/model/index.js';
 import { actorOfUser, authenticated, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
@@ -19,6 +20,8 @@ export type ApiDeps = Pick<Deps, 'db' | 'reads' | 'redis' | 'clock' | 'notifier'
   resolve: (host: string) => Promise<string[]>;
   /** Each resource's store (kernel/storage/store.ts), built once for this database. */
   stores: Stores;
+  /** The API's versions (src/versions): which exist, the latest, each resource's older shapes. */
+  versions: Versions;
 };
 
 /**
@@ -52,6 +55,8 @@ export interface RouteInput<Q = Record<string, unknown>, B = Record<string, unkn
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** Koa's cookies (read and set), on the internal API (credentials: 'session'); undefined on the public one. */
   cookies: Cookies | undefined;
+  /** The API version the request is answered in (`Api-Version`); '' on an API without versions (the internal one). */
+  version: string;
 }
 
 /** A request header ('' when absent or repeated). Not a method of the input: no closure per request. */
@@ -124,6 +129,11 @@ export interface Route<Q = Record<string, unknown>, B = Record<string, unknown>>
   otherAnswers?: readonly Success[];
   /** What it can answer beyond the errors of every (authenticated) request. */
   errors: readonly ErrorCode[];
+  /**
+   * The query and the body as a caller of an older API version sends them, where they differ
+   * from the latest (src/versions): checked with these instead, and converted up by the handler.
+   */
+  olderInput?(version: string): { query?: JsonSchema; body?: BodySpec } | undefined;
   /** A method, so that a route of any input is a Route (the table holds routes of many). */
   handle(input: RouteInput<Q, B>): Reply | Promise<Reply>;
 }
@@ -147,6 +157,8 @@ export interface Api {
   /** 'key': Bearer API keys, rate-limited (the public API); 'session': a signed-in person's cookie (the internal API). */
   credentials: 'key' | 'session';
   routes: readonly Route[];
+  /** The API versions before the latest (src/versions), whose callers' input routes may check otherwise (olderInput). */
+  olderVersions?: readonly string[];
 }
 
 /** The caller of an authenticated route (mount() lets none through without one). */

@@ -4,7 +4,7 @@ import { ROOT_DIR } from '../common/config.js';
 import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../common/wire.js';
 import type { JsonSchema } from '../kernel/model/index.js';
 import type { Registry } from '../kernel/registry/index.js';
-import type { Api } from '../http/route.js';
+import type { Api, Route } from '../http/route.js';
 import { withExamples } from './examples.js';
 import { eventLogSchemas, eventSchemas, webhooks, type DeliveryFacts } from './events.js';
 import { META_SCHEMAS } from './meta.js';
@@ -37,6 +37,13 @@ const PARAMETERS: Record<string, JsonSchema> = {
     description: `The body may be compressed. The ${MAX_BODY_BYTES / 1024 / 1024} MiB limit counts the decoded bytes; a body that does not decode is 400 invalid_json, an encoding not listed here 415.`,
     schema: { type: 'string', enum: BODY_ENCODINGS },
   },
+  ApiVersion: {
+    name: 'Api-Version',
+    in: 'header',
+    required: false,
+    description: "The API version to answer in (YYYY-MM-DD, one of GET /versions); left out, the key's own (its pin). An unknown one is 400 invalid_api_version.",
+    schema: { type: 'string', examples: ['2026-11-21'] },
+  },
   RequestId: {
     name: 'X-Request-Id',
     in: 'header',
@@ -50,6 +57,12 @@ const PARAMETERS: Record<string, JsonSchema> = {
 function headersUsedBy(...parts: unknown[]): Record<string, JsonSchema> {
   const text = JSON.stringify(parts);
   return Object.fromEntries(Object.entries(HEADERS).filter(([name]) => text.includes(`"#/components/headers/${name}"`)));
+}
+
+/** The parameters of components.parameters that `paths` refer to. */
+function parametersUsedBy(paths: unknown): Record<string, JsonSchema> {
+  const text = JSON.stringify(paths);
+  return Object.fromEntries(Object.entries(PARAMETERS).filter(([name]) => text.includes(`"#/components/parameters/${name}"`)));
 }
 
 /** The service's version, as package.json has it: the document's info.version. */
@@ -97,19 +110,31 @@ function buildDocument(api: Api, version: string, parts: DocumentParts): JsonSch
     tags: parts.tags,
     paths,
     ...(parts.webhooks ? { webhooks: parts.webhooks } : {}),
-    components: { securitySchemes: { [scheme]: securityScheme }, schemas: parts.schemas, responses, headers: headersUsedBy(paths, responses, parts.webhooks), parameters: PARAMETERS },
+    components: { securitySchemes: { [scheme]: securityScheme }, schemas: parts.schemas, responses, headers: headersUsedBy(paths, responses, parts.webhooks), parameters: parametersUsedBy(paths) },
   };
+}
+
+/** An API's routes as a caller at an older API version sends them: each route's older input where it has one (src/versions). */
+export function apiAt(api: Api, apiVersion: string): Api {
+  const routes = api.routes.map((route): Route => {
+    const older = route.olderInput?.(apiVersion);
+    if (!older) return route;
+    const body = older.body && { ...older.body, ...(route.body?.ref ? { ref: route.body.ref } : {}) };
+    return { ...route, ...(older.query ? { query: older.query } : {}), ...(body ? { body } : {}) };
+  });
+  return { ...api, routes };
 }
 
 /**
  * The OpenAPI 3.1 document of this server, built from the registry at boot: the same schemas
- * the routes validate with, so it cannot drift from them.
+ * the routes validate with, so it cannot drift from them. `apiVersion` is the API version it
+ * describes (give the api and the registry as that version has them: apiAt, Versions.registryAt).
  */
-export function buildOpenApi(api: Api, registry: Registry, version: string, delivery: DeliveryFacts): JsonSchema {
+export function buildOpenApi(api: Api, registry: Registry, version: string, delivery: DeliveryFacts, apiVersion?: string): JsonSchema {
   const schemas: Record<string, JsonSchema> = { Problem: PROBLEM_SCHEMA, ...META_SCHEMAS, ...WEBHOOK_SCHEMAS, ...eventSchemas(registry), ...eventLogSchemas(registry) };
   for (const resource of registry.resources) Object.assign(schemas, resourceSchemas(resource));
   return buildDocument(api, version, {
-    description: DESCRIPTION + reservedText(registry),
+    description: DESCRIPTION + reservedText(registry) + (apiVersion ? `\n\n**API version.** This document describes version ${apiVersion}: send \`Api-Version: ${apiVersion}\` (or use a key pinned to it) to be answered as it says. \`GET /versions\` lists every version and what changed in each; \`?version=YYYY-MM-DD\` on this document picks another.` : ''),
     scheme: ['bearerAuth', { type: 'http', scheme: 'bearer', description: 'An API key (`wsk_...`), made by an operator with `npm run admin -- key create`. Shown once, at creation.' }],
     tags: tags(registry),
     schemas,

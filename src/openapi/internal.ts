@@ -25,6 +25,7 @@ const keyProperties: Record<string, JsonSchema> = {
   prefix: { type: 'string', description: 'The first characters of the token: enough to recognise it, never enough to use it.' },
   scopes: { type: 'array', items: str },
   rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, description: 'Requests a minute.' },
+  api_version: { type: 'string', format: 'date', description: 'The API version it is pinned to: its requests without an Api-Version header are answered in it.', examples: ['2026-11-21'] },
   created_at: time('When it was made.'),
   created_by: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Actor' }], description: 'Who made it; null for keys made before this was recorded.' },
   last_used_at: time('Its last request (to the minute); null if never used.', true),

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../kernel/model/index.js';
+import { CHANGE_KINDS, type JsonSchema } from '../kernel/model/index.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 
 export const str = { type: 'string' };
@@ -48,6 +48,30 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
     },
     'The service is up, and who is calling.',
   ),
+  VersionList: obj({
+    data: {
+      type: 'array',
+      description: 'Every version, oldest first.',
+      items: obj({
+        version: { type: 'string', format: 'date', examples: ['2026-11-21'] },
+        changes: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['description', 'kind'],
+            properties: {
+              description: str,
+              resource: { type: 'string', description: 'The resource it changes; absent for a change of the whole API.' },
+              kind: { type: 'string', enum: [...CHANGE_KINDS] },
+            },
+          },
+        },
+      }),
+    },
+    latest: { type: 'string', format: 'date', description: 'The newest version: what a new key is pinned to.' },
+    key_version: { type: 'string', format: 'date', description: 'The version the calling key is pinned to.' },
+  }),
   ScopeList: scopeList('granted', 'Whether the calling key holds this scope (and its plan allows it).'),
   EventList: obj({
     data: { type: 'array', items: obj({ name: { type: 'string', examples: ['deal.stage_changed'] }, resource: str, description: str }) },

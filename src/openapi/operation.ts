@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema } from '../kernel/model/index.js';
 import type { Api, Route } from '../http/route.js';
-import { AUTHENTICATED_ERRORS, SESSION_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, publicHeaders, type ProblemResponses } from './problems.js';
+import { AUTHENTICATED_ERRORS, SESSION_ERRORS, TRANSPORT_ERRORS, authenticatedHeaders, header, publicHeaders, type ProblemResponses } from './problems.js';
 
 /** What reading a JSON body can answer (src/http/middleware/body.ts). */
 const BODY_ERRORS: readonly ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type', 'validation_failed'];
@@ -31,11 +31,12 @@ export function operation(spec: Route, problems: ProblemResponses, credentials: 
     ...Object.entries((spec.query?.properties ?? {}) as Record<string, JsonSchema>).map(([name, schema]) => parameter(name, 'query', schema)),
     ...(spec.headerParams ?? []),
     ...(spec.body ? [{ $ref: '#/components/parameters/ContentEncoding' }] : []),
+    ...(credentials === 'key' ? [{ $ref: '#/components/parameters/ApiVersion' }] : []),
     { $ref: '#/components/parameters/RequestId' },
   ];
   const responses: Record<string, JsonSchema> = {};
   for (const answer of [spec.success, ...(spec.otherAnswers ?? [])]) {
-    const headers = { ...(rateLimited ? authenticatedHeaders() : publicHeaders()), ...answer.headers };
+    const headers = { ...(rateLimited ? authenticatedHeaders() : publicHeaders()), ...(credentials === 'key' ? { 'Api-Version': header('Api-Version') } : {}), ...answer.headers };
     const described: JsonSchema = { description: answer.description, headers };
     if (answer.schema) described.content = { 'application/json': { schema: answer.schema } };
     responses[String(answer.status)] = described;

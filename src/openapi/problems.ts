@@ -7,6 +7,7 @@ import type { JsonSchema } from '../kernel/model/index.js';
  */
 export const HEADERS: Record<string, JsonSchema> = {
   'X-Request-Id': { required: true, description: "The request's id: the client's own X-Request-Id if it was sane, else a new UUID. Quote it when reporting a problem.", schema: { type: 'string' } },
+  'Api-Version': { required: true, description: 'The API version the answer is in (YYYY-MM-DD): the Api-Version the request sent, else the version its key is pinned to.', schema: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' } },
   'X-RateLimit-Limit': { required: true, description: "The key's requests-per-minute limit.", schema: { type: 'integer', minimum: 1 } },
   'X-RateLimit-Remaining': { required: true, description: 'Requests the key may still make in the current 60-second window.', schema: { type: 'integer', minimum: 0 } },
   'X-RateLimit-Reset': { required: true, description: 'Seconds until the next slot of the window frees.', schema: { type: 'integer', minimum: 0 } },
@@ -51,6 +52,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
       },
     },
     current_version: { type: 'integer', minimum: 1, description: "On version_mismatch: the object's version now." },
+    versions: { type: 'array', items: { type: 'string' }, description: 'On invalid_api_version: the versions the API has, oldest first.' },
   },
 };
 

@@ -16,6 +16,7 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   enabled: { type: 'boolean' },
   max_deliveries_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'The most deliveries a second this subscription gets (all workers together); null: no limit.' },
   payload: { type: 'string', enum: ['full', 'thin'], description: 'What each delivery carries: `full`, the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`.' },
+  api_version: { type: 'string', format: 'date', description: 'The API version its deliveries are rendered in (and signed as rendered).', examples: ['2026-11-21'] },
   signature: { type: 'string', enum: ['hmac', 'ed25519'], description: 'How deliveries are signed: `hmac` (`v1,`, with the secret) or `ed25519` (`v1a,`, verified with `public_key`).' },
   public_key: { type: ['string', 'null'], pattern: '^whpk_[A-Za-z0-9+/=]+$', description: 'For an ed25519 subscription, the key that verifies its deliveries (Standard Webhooks `whpk_`); null for hmac.' },
   failing_since: time('When its current run of failed attempts began; null while its last attempt succeeded.', true),

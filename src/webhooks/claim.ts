@@ -20,6 +20,8 @@ export interface Job {
   payloadKind: Payload;
   /** The destination URL's password, sealed; null when it has none. */
   urlPassword: string | null;
+  /** The API version the subscription's deliveries are rendered in. */
+  apiVersion: string;
 }
 
 /**
@@ -41,10 +43,10 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload', 's.url_password as sub_url_password')
+    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload', 's.url_password as sub_url_password', 's.api_version as sub_api_version')
     .whereIn('d.id', ids)
-    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string; sub_url_password: string | null }>;
-  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, sub_url_password, ...delivery }) => ({
+    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string; sub_url_password: string | null; sub_api_version: string }>;
+  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, sub_url_password, sub_api_version, ...delivery }) => ({
     delivery: delivery as DeliveryRow,
     payload,
     url,
@@ -55,6 +57,7 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
     deleted: sub_deleted_at !== null,
     maxPerSecond: asNullableNumber(sub_max_per_second),
     payloadKind: sub_payload === 'thin' ? 'thin' : 'full',
+    apiVersion: sub_api_version,
     urlPassword: sub_url_password,
   }));
 }

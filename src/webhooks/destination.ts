@@ -64,8 +64,9 @@ function urlError(deps: WebhookDeps, target: URL): string | undefined {
  * Where a subscription may send and what it may select (docs/reference.md section 8): the URL's scheme
  * and the patterns, then (if the scheme is fine) where the URL leads. 422 naming each problem.
  */
-export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: string; events?: string[] }): Promise<void> {
+export async function checkSubscriptionInput(deps: WebhookDeps, body: { url?: string; events?: string[]; api_version?: string }): Promise<void> {
   const errors: ErrorItem[] = [];
+  if (body.api_version !== undefined && !deps.versions.known.includes(body.api_version)) errors.push({ pointer: '/api_version', message: `must be one of this API's versions: ${deps.versions.known.join(', ')}` });
   let target: URL | undefined;
   if (body.url !== undefined) {
     const url = parsed(body.url);

@@ -9,8 +9,14 @@ const description = { type: ['string', 'null'], maxLength: 500 } as const;
 const max_deliveries_per_second = { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'At most this many deliveries a second to this subscription, from all workers together (1-1000; null: no limit). The rest wait, never dropped.' } as const;
 const payload = { type: 'string', enum: [...PAYLOADS], description: 'What each delivery carries: `full` (default), the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`, for a consumer that fetches the object itself.' } as const;
 const signature = { type: 'string', enum: [...SIGNATURES], description: 'How deliveries are signed (set at creation): `hmac` (default), `v1,` with the secret shown once; `ed25519`, `v1a,` verified with the subscription\'s `public_key`.' } as const;
-export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload, signature } } as const;
-export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, enabled: { type: 'boolean' } } } as const;
+const api_version = {
+  type: 'string',
+  pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+  description: "The API version its deliveries are rendered (and signed) in, one of GET /versions. Left out on creation: the making key's version (the latest from the administration area).",
+  examples: ['2026-11-21'],
+} as const;
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload, signature, api_version } } as const;
+export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, api_version, enabled: { type: 'boolean' } } } as const;
 /** What recovery takes: the window, by when the events and deliveries were made. */
 export const RECOVER_SCHEMA = {
   type: 'object',

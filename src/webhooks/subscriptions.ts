@@ -34,6 +34,10 @@ export interface WebhookDeps {
   config: Pick<Config, 'webhookAllowPrivate' | 'webhookRetryDelays'>;
   resolve: Resolve;
   catalog: readonly EventInfo[];
+  /** The API versions a subscription may render its deliveries in, and the one it gets by default. */
+  versions: { readonly known: readonly string[]; readonly latest: string };
+  /** The version a new subscription gets when it names none: the making key's (the latest from a session). */
+  defaultVersion: string;
 }
 
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -48,6 +52,7 @@ export interface SubscriptionRow {
   enabled: boolean | number;
   max_deliveries_per_second: number | null;
   payload: string;
+  api_version: string;
   signature: string;
   public_key: string | null;
   disabled_reason: string | null;
@@ -73,6 +78,7 @@ export function toSubscription(row: SubscriptionRow) {
     enabled: asBoolean(row.enabled) === true,
     max_deliveries_per_second: asNullableNumber(row.max_deliveries_per_second),
     payload: row.payload as Payload,
+    api_version: row.api_version,
     signature: row.signature as SignatureKind,
     public_key: row.public_key,
     disabled_reason: row.disabled_reason,
@@ -123,6 +129,7 @@ export interface NewSubscription {
   max_deliveries_per_second?: number | null;
   payload?: Payload;
   signature?: SignatureKind;
+  api_version?: string;
 }
 
 /**
@@ -158,6 +165,7 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       enabled: true,
       max_deliveries_per_second: input.max_deliveries_per_second ?? null,
       payload: input.payload ?? 'full',
+      api_version: input.api_version ?? deps.defaultVersion,
       signature: kind,
       public_key: publicKeyOf(secret),
       url_password: destination.password === null ? null : keyring.seal(destination.password, id),
@@ -194,6 +202,7 @@ export interface SubscriptionChanges {
   description?: string | null;
   max_deliveries_per_second?: number | null;
   payload?: Payload;
+  api_version?: string;
   enabled?: boolean;
 }
 
@@ -215,6 +224,7 @@ export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, cha
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.max_deliveries_per_second !== undefined) update.max_deliveries_per_second = changes.max_deliveries_per_second;
     if (changes.payload !== undefined) update.payload = changes.payload;
+    if (changes.api_version !== undefined) update.api_version = changes.api_version;
     if (changes.enabled !== undefined) {
       update.enabled = changes.enabled;
       // disabled_reason says why the service turned it off; it is null when the client did.

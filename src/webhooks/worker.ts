@@ -68,6 +68,11 @@ export const POLL_INLINE_MS = 5000;
 export interface WorkerOptions {
   /** Runs in a server process (WORKER=inline): the writes it must hear are its own, signalled in process. */
   inline?: boolean;
+  /**
+   * Renders a stored event (the latest shape) in a subscription's API version (Versions.eventDown);
+   * without it, events are sent as stored.
+   */
+  render?: (event: string, apiVersion: string) => string;
 }
 
 type WorkerDeps = Pick<Deps, 'db' | 'dialect' | 'clock' | 'log' | 'config' | 'notifier' | 'metrics' | 'secrets'> & Partial<Pick<Deps, 'redis'>>;
@@ -152,7 +157,7 @@ class DeliveryWorker implements Worker {
       log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the destination password');
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
     }
-    const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payload), secrets };
+    const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payloadKind === 'full' && this.options.render ? this.options.render(job.payload, job.apiVersion) : job.payload), secrets };
     const transport = transportOf(url.slice(0, url.indexOf(':') + 1));
     if (transport === 'nats') return this.nats.send({ ...message, subscriptionId: job.delivery.subscription_id });
     if (transport === 'amqp') return this.amqp.send({ ...message, type: job.delivery.event_type });

@@ -27,7 +27,8 @@ describe('route table to OpenAPI', () => {
     expect(Object.keys(paths['/things'] ?? {})).to.deep.equal(['get', 'post']);
     const list = paths['/things']?.get as Json;
     expect(list.security).to.deep.equal([{ bearerAuth: ['read:things'] }]);
-    expect(list.parameters.map((p: Json) => p.name ?? p.$ref)).to.deep.equal(['limit', '#/components/parameters/RequestId']);
+    // An API of keys takes Api-Version on every operation (docs/reference.md section 19).
+    expect(list.parameters.map((p: Json) => p.name ?? p.$ref)).to.deep.equal(['limit', '#/components/parameters/ApiVersion', '#/components/parameters/RequestId']);
     expect(Object.keys(list.responses)).to.include.members(['200', '400', '401', '408', '429', '431', '500', '503']);
     const create = paths['/things']?.post as Json;
     expect(create.requestBody.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ThingCreate' });

@@ -31,8 +31,19 @@ export function authenticate(options: AuthenticateOptions) {
     throw invalidToken(detail);
   }
 
+  /** The API version of a valid key on a public path (its document describes it); nothing is refused there. */
+  async function pinOf(header: string): Promise<string | undefined> {
+    const token = header ? BEARER.exec(header)?.[1] : undefined;
+    if (!token || malformedToken(token)) return undefined;
+    const auth = lookup.cached(token) ?? (await lookup.find(token).catch(() => null));
+    return auth && !lookup.ended(auth) && !lookup.expired(auth) ? auth.key.api_version : undefined;
+  }
+
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
-    if (publicPaths?.has(ctx.path)) return next();
+    if (publicPaths?.has(ctx.path)) {
+      ctx.state.pinned = await pinOf(ctx.get('authorization'));
+      return next();
+    }
     const header = ctx.get('authorization');
     if (!header) {
       throw new ApiError('missing_token', 'Send your API key as Authorization: Bearer <token>.', { headers: { 'WWW-Authenticate': REALM } });

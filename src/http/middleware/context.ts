@@ -21,6 +21,10 @@ export interface AppState {
    * cache): its id, for its request log.
    */
   refusedKey?: string;
+  /** On a public path (the document), the version of the valid key sent, if one was: what the document describes by default. */
+  pinned?: string;
+  /** The API version the request is answered in (http/middleware/api-version.ts); unset on the internal API. */
+  apiVersion?: string;
   /** The JSON body after validation against the route's schema. */
   body?: Record<string, unknown>;
 }

@@ -2,6 +2,7 @@ import { isRequired, referenceOf } from './fields.js';
 import { kindOf } from './kinds.js';
 import type { Handle, Reply, RouteInput } from '../../http/route.js';
 import { unknownKeyOf } from '../../common/words.js';
+import { checkChangeDeclarations, checkChangeShapes, type ChangeDeclaration } from './changes.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -138,6 +139,11 @@ export interface ResourceDeclaration<F extends AnyFields = AnyFields, A extends 
   validate?: ValidateHook<F>;
   /** Sets fields of the object about to be stored, in the write's transaction (after validate). */
   beforeWrite?: BeforeWriteHook<F>;
+  /**
+   * How the resource's shape changed from one API version to the next (docs/reference.md
+   * section 19): `fields` describe the latest shape, and each change how older callers saw it.
+   */
+  changes?: readonly ChangeDeclaration[];
 }
 
 export interface ReservedDeclaration {
@@ -248,7 +254,7 @@ function normalize(d: ResourceDeclaration): Omit<Resource, 'kind'> {
 }
 
 /** The keys each part of a declaration takes, each listed once: the compiler holds them to the types. */
-const DECLARATION_KEYS: Record<keyof ResourceDeclaration, true> = { name: true, path: true, table: true, idPrefix: true, description: true, scopes: true, fields: true, required: true, references: true, list: true, state: true, events: true, handlers: true, actions: true, validate: true, beforeWrite: true };
+const DECLARATION_KEYS: Record<keyof ResourceDeclaration, true> = { name: true, path: true, table: true, idPrefix: true, description: true, scopes: true, fields: true, required: true, references: true, list: true, state: true, events: true, handlers: true, actions: true, validate: true, beforeWrite: true, changes: true };
 const PART_KEYS = {
   scopes: { read: true, write: true } satisfies Record<keyof NonNullable<ResourceDeclaration['scopes']>, true>,
   list: { sorts: true, filters: true } satisfies Record<keyof NonNullable<ResourceDeclaration['list']>, true>,
@@ -285,6 +291,10 @@ export function defineResource<const F extends AnyFields, const A extends Record
   checkList(d);
   checkState(d);
   checkEventsAndActions(d);
+  if (d.changes !== undefined) {
+    checkChangeDeclarations(d.changes, check);
+    checkChangeShapes(d.fields, d.changes, check);
+  }
   return deepFreeze(brand({ ...d, kind: 'resource' as const }));
 }
 

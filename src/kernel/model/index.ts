@@ -11,3 +11,4 @@ export { kindOf, kinds, type FieldKind, type FilterOperator } from './kinds.js';
 export { bodyErrors, valueMessage } from './messages.js';
 export { checkMoney, moneyPairs, type MoneyPair } from './money.js';
 export { EMPTY_QUERY_SCHEMA, PAGE_PARAMETERS, actionBodySchema, batchBodySchema, createBodySchema, listQuerySchema, objectSchema, updateBodySchema } from './schemas.js';
+export { CHANGE_KINDS, FIRST_VERSION, changeKind, isVersionDate, latestShape, newestFirst, requiredOf, shapeBefore, type ChangeDeclaration, type ChangeKind, type Shape } from './changes.js';

@@ -6,6 +6,7 @@ import type { Reads } from '../../db/reads.js';
 import type { Tx } from '../../db/tx.js';
 import { ApiError } from '../../common/errors.js';
 import { args, named, param, preparedOnce } from '../../db/prepared.js';
+import type { Row } from '../model/index.js';
 
 /** How long the first answer to a POST is remembered (docs/reference.md section 6). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -21,6 +22,13 @@ export interface Answer {
   location: string | null;
   body: string;
 }
+
+/**
+ * How an answer's objects are written for the caller (in its API version): what is stored for
+ * a replay, so that a replay answers exactly what was first sent.
+ */
+export type Render = (object: Row) => unknown;
+export const asItIs: Render = (object) => object;
 
 export interface IdempotentRequest {
   keyHash: string;

@@ -1,0 +1,43 @@
+import { ApiError } from '../../common/errors.js';
+import type { Ctx } from './context.js';
+
+/** The header naming the API version a request is answered in, both ways (docs/reference.md section 19). */
+export const API_VERSION_HEADER = 'Api-Version';
+
+/** What the middleware needs of the versions: which exist, and the latest. */
+interface Known {
+  readonly latest: string;
+  readonly known: readonly string[];
+  has(version: string): boolean;
+}
+
+/**
+ * The version an answer names before the caller is known (a 401, a 429): the one asked for when
+ * the service has it, else the latest. Runs before authentication.
+ */
+export function provisionalVersion(versions: Known) {
+  return (ctx: Ctx, next: () => Promise<unknown>) => {
+    const asked = ctx.get(API_VERSION_HEADER);
+    ctx.set(API_VERSION_HEADER, asked !== '' && versions.has(asked) ? asked : versions.latest);
+    return next();
+  };
+}
+
+/**
+ * The version the request is answered in: `Api-Version` when sent (400 invalid_api_version,
+ * listing the known ones, when the service has no such version), else the key's pin (the
+ * latest for a route without a key). Set on the answer, success or error.
+ */
+export function resolveVersion(versions: Known) {
+  return (ctx: Ctx, next: () => Promise<unknown>) => {
+    const asked = ctx.get(API_VERSION_HEADER);
+    if (asked !== '' && !versions.has(asked)) {
+      const detail = `${JSON.stringify(asked.slice(0, 40))} is not a version of this API: send Api-Version as one of ${versions.known.join(', ')} (YYYY-MM-DD), or leave it out for the key's own version.`;
+      throw new ApiError('invalid_api_version', detail, { fields: { versions: versions.known } });
+    }
+    const version = asked !== '' ? asked : (ctx.state.auth?.key.api_version ?? ctx.state.pinned ?? versions.latest);
+    ctx.state.apiVersion = version;
+    if (version !== asked) ctx.set(API_VERSION_HEADER, version);
+    return next();
+  };
+}

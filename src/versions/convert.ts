@@ -1,0 +1,142 @@
+import type { ChangeDeclaration, Row, Shape } from '../kernel/model/index.js';
+
+/**
+ * How one older shape of a resource converts to the latest and back: requests go up through
+ * every newer change, oldest first; answers come down through them, newest first.
+ */
+export interface Conversion {
+  /** A body in the older shape, in the latest one. */
+  bodyUp(body: Row): Row;
+  /** A body of the older shape's names (an action's), in the latest names: renames only, no change's code. */
+  renameUp(body: Row): Row;
+  /** An object (or part of one: an event's `previous`) in the latest shape, in the older one. */
+  objectDown(object: Row): Row;
+  /** A list's checked query string in the older names, in the latest ones. */
+  queryUp(query: Record<string, unknown>): Record<string, unknown>;
+  /** A JSON Pointer into a body or an object by the latest names (`/close_date`, `/data/3/close_date`), by the older ones. */
+  pointerDown(pointer: string): string;
+  /**
+   * Part of an object (an event's `data.previous`: the changed fields' old values) in the older
+   * shape: converted as an object is, then only what stands for a field it holds kept.
+   */
+  partialDown(part: Row): Row;
+  /** A query parameter by the latest names (`close_date[lt]`, `sort`), by the older ones. */
+  parameterDown(parameter: string): string;
+}
+
+/** `client_id` -> `client`: the name an expansion of a reference field takes beside it. */
+const expansionName = (field: string) => (field.endsWith('_id') ? field.slice(0, -'_id'.length) : undefined);
+
+/** The object with its keys renamed by `names` (others kept), in the order it had them. */
+function renamed(object: Row, names: ReadonlyMap<string, string>): Row {
+  const out: Row = {};
+  for (const key in object) out[names.get(key) ?? key] = object[key];
+  return out;
+}
+
+/** A rename's pairs, each reference field's expansion too (`client_id` -> `customer_id` renames `client` -> `customer`). */
+function renames(rename: Readonly<Record<string, string>>): Map<string, string> {
+  const pairs = new Map(Object.entries(rename));
+  for (const [older, newer] of Object.entries(rename)) {
+    const from = expansionName(older);
+    const to = expansionName(newer);
+    if (from !== undefined && to !== undefined && !pairs.has(from)) pairs.set(from, to);
+  }
+  return pairs;
+}
+
+const invert = (pairs: ReadonlyMap<string, string>) => new Map([...pairs].map(([a, b]) => [b, a]));
+
+interface Step {
+  rename: boolean;
+  up(body: Row): Row;
+  down(object: Row): Row;
+}
+
+/** One change as a step: a rename both ways, or the change's code (with `had` kept out of a newer body and `added` out of an older object). */
+function stepOf(change: ChangeDeclaration): Step {
+  if (change.rename) {
+    const up = renames(change.rename);
+    const down = invert(up);
+    return { rename: true, up: (body) => renamed(body, up), down: (object) => renamed(object, down) };
+  }
+  const had = Object.keys(change.had ?? {});
+  const added = change.added ?? [];
+  return {
+    rename: false,
+    up: (body) => {
+      const newer = change.request ? change.request({ ...body }) : { ...body };
+      for (const field of had) delete newer[field];
+      return newer;
+    },
+    down: (object) => {
+      const older = change.response ? change.response({ ...object }) : { ...object };
+      for (const field of added) delete older[field];
+      return older;
+    },
+  };
+}
+
+/** `field[op]` or `field`: the field and what follows it. */
+const PARAMETER = /^([^[\]]+)(\[.*\])?$/;
+
+/** The conversion between `shape` (the older) and the latest, through `newer`: every change after the shape, oldest first. */
+export function conversionOf(newer: readonly ChangeDeclaration[], shape: Shape): Conversion {
+  const steps = newer.map(stepOf);
+  const downSteps = [...steps].reverse();
+  // Names only: a field of the shape and the latest field it is (an expansion's name beside its reference's).
+  const latestName = new Map(shape.latestName);
+  for (const [older, latest] of shape.latestName) {
+    const from = expansionName(older);
+    const to = expansionName(latest);
+    if (from !== undefined && to !== undefined && !latestName.has(from)) latestName.set(from, to);
+  }
+  const olderName = invert(latestName);
+  // A field a change's code added in place of one it had (size -> size_cm): a problem with it is the old field's to an older caller.
+  for (const change of newer) {
+    const had = Object.keys(change.had ?? {});
+    if (had.length === 1) for (const added of change.added ?? []) if (!olderName.has(added)) olderName.set(added, had[0]!);
+  }
+  const up = (name: string) => latestName.get(name) ?? name;
+  const down = (name: string) => olderName.get(name) ?? name;
+  const parameter = (name: string, to: (field: string) => string) => {
+    const match = PARAMETER.exec(name);
+    return match ? `${to(match[1]!)}${match[2] ?? ''}` : name;
+  };
+  // A field only an older shape has (`size`) stands for the fields its change added (`size_cm`).
+  const standsFor = new Map<string, string[]>();
+  for (const change of newer) for (const had of Object.keys(change.had ?? {})) standsFor.set(had, [...(standsFor.get(had) ?? []), ...(change.added ?? [])]);
+  const objectDown = (object: Row) => downSteps.reduce((o, step) => step.down(o), object);
+  return {
+    partialDown: (part) => {
+      const converted = objectDown(part);
+      const out: Row = {};
+      for (const key in converted) {
+        const latest = latestName.get(key);
+        if (latest !== undefined ? latest in part : (standsFor.get(key) ?? []).some((f) => f in part)) out[key] = converted[key];
+      }
+      return out;
+    },
+    bodyUp: (body) => steps.reduce((b, step) => step.up(b), body),
+    renameUp: (body) => steps.reduce((b, step) => (step.rename ? step.up(b) : b), body),
+    objectDown,
+    queryUp: (query) => {
+      const out: Record<string, unknown> = {};
+      for (const name in query) {
+        const value = query[name];
+        if (name === 'sort' && typeof value === 'string') out.sort = value.startsWith('-') ? `-${up(value.slice(1))}` : up(value);
+        else if (name === 'expand' && typeof value === 'string') out.expand = value.split(',').map(up).join(',');
+        else out[parameter(name, up)] = value;
+      }
+      return out;
+    },
+    pointerDown: (pointer) => {
+      const parts = pointer.split('/');
+      // '' first; a batch's items are under /data/<n>.
+      const at = parts[1] === 'data' && /^\d+$/.test(parts[2] ?? '') ? 3 : 1;
+      if (parts[at] !== undefined) parts[at] = down(parts[at]!);
+      return parts.join('/');
+    },
+    parameterDown: (name) => parameter(name, down),
+  };
+}
