@@ -9,7 +9,7 @@ import { pascal } from '../openapi/resources.js';
 import { a } from '../common/words.js';
 import { JSON_TYPES } from '../common/wire.js';
 import type { OlderShape, Versions } from '../versions/index.js';
-import { actionBodyAt, type BodyKind, renderer, versioned } from './versioned.js';
+import { actionBodyAt, answerHeaders, type BodyKind, renderingOf, versioned } from './versioned.js';
 
 function machineText(resource: CompiledResource): string {
   const state = resource.def.state;
@@ -102,13 +102,9 @@ function routesOf(resource: CompiledResource, base: string, versions: Versions):
       olderInput: olderInput((shape) => ({ body: { schema: shape.createBodySchema, readOnly: shape.readOnly } })),
       handle: at('create', extend(own.create, async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-        const render = renderer(versions, resource, input.version);
-        const { answer, replayed } = await createObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`, render);
-        return {
-          status: answer.status,
-          text: answer.body,
-          headers: { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-        };
+        const rendering = renderingOf(versions, resource, input.version);
+        const { answer, replayed } = await createObject(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, input.body, idempotent, (id) => `${base}${def.path}/${id}`, rendering);
+        return { status: answer.status, text: answer.body, headers: answerHeaders(answer, replayed) };
       })),
     }),
     route({
@@ -127,8 +123,8 @@ function routesOf(resource: CompiledResource, base: string, versions: Versions):
       handle: at<Record<string, unknown>, { data: Row[] }>('batch', async (input) => {
         const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
         const bodies = input.body.data;
-        const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent, renderer(versions, resource, input.version));
-        return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
+        const { answer, replayed } = await createBatch(input.deps, input.deps.stores.of(resource), caller(input).workspace.id, bodies, idempotent, renderingOf(versions, resource, input.version));
+        return { status: answer.status, text: answer.body, headers: answerHeaders(answer, replayed) };
       }),
     }),
     route({
@@ -226,8 +222,8 @@ function actionRoutes(resource: CompiledResource, versions: Versions): Route[] {
     errors: ['invalid_parameter', 'insufficient_scope', 'not_found', 'idempotency_conflict', ...machine],
     handle: versioned(versions, resource, 'action', async (input) => {
       const idempotent = idempotentRequest(headerOf(input, IDEMPOTENCY_HEADER), input.method, input.path, input.body);
-      const { answer, replayed } = await runAction(input.deps, input.deps.stores.of(resource), action, caller(input).workspace.id, String(input.params.id), input.body, idempotent, renderer(versions, resource, input.version));
-      return { status: answer.status, text: answer.body, ...(replayed ? { headers: { 'Idempotent-Replayed': 'true' } } : {}) };
+      const { answer, replayed } = await runAction(input.deps, input.deps.stores.of(resource), action, caller(input).workspace.id, String(input.params.id), input.body, idempotent, renderingOf(versions, resource, input.version));
+      return { status: answer.status, text: answer.body, headers: answerHeaders(answer, replayed) };
     }),
   };
   });

@@ -1,6 +1,7 @@
 import { ApiError, type ErrorItem } from '../common/errors.js';
 import type { CompiledResource } from '../kernel/registry/index.js';
 import type { Row } from '../kernel/model/index.js';
+import type { Answer, Rendering } from '../kernel/write/index.js';
 import type { BodySpec, Handle, Reply, RouteInput } from '../http/route.js';
 import type { Conversion, OlderShape, Versions } from '../versions/index.js';
 
@@ -15,9 +16,16 @@ import type { Conversion, OlderShape, Versions } from '../versions/index.js';
 export type BodyKind = 'create' | 'update' | 'batch' | 'action' | 'none';
 
 /** How the object answers of a caller at `version` are rendered: down to its shape (the latest: as they are). */
-export function renderer(versions: Versions, resource: CompiledResource, version: string): ((object: Row) => Row) | undefined {
-  if (version === '' || version === versions.latest) return undefined;
-  return (object) => versions.objectDown(resource.def.name, object, version);
+export function renderingOf(versions: Versions, resource: CompiledResource, version: string): Rendering {
+  if (version === '' || version === versions.latest) return { version: version || null, object: asItIs };
+  return { version, object: (object) => versions.objectDown(resource.def.name, object, version) };
+}
+
+const asItIs = (object: Row) => object;
+
+/** The headers of a write's answer: Location, and for a replay Idempotent-Replayed and the version it was first sent in. */
+export function answerHeaders(answer: Answer, replayed: boolean): Record<string, string> {
+  return { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}), ...(answer.version ? { 'Api-Version': answer.version } : {}) };
 }
 
 /**
@@ -60,8 +68,8 @@ function replyDown(reply: Reply, render: (object: Row) => Row): Reply {
 /** The handler, converting for callers at older versions. */
 export function versioned<Q, B>(versions: Versions, resource: CompiledResource, kind: BodyKind, handle: Handle<Q, B>): Handle<Q, B> {
   return async (input: RouteInput<Q, B>) => {
-    const render = renderer(versions, resource, input.version);
-    if (!render) return handle(input);
+    if (input.version === '' || input.version === versions.latest) return handle(input);
+    const render = (object: Row) => versions.objectDown(resource.def.name, object, input.version);
     const shape = versions.shapeAt(resource.def.name, input.version);
     let reply: Reply;
     try {

@@ -17,7 +17,8 @@ function parameter(name: string, location: 'path' | 'query', schema: JsonSchema)
 /** Errors a route of an API can answer before its own checks, by how callers are identified. */
 function callerErrors(spec: Route, credentials: Api['credentials']): readonly ErrorCode[] {
   const isPublic = spec.access === 'public';
-  if (credentials === 'key') return isPublic ? [] : AUTHENTICATED_ERRORS;
+  // Every request to an API of keys may name an API version it does not have (docs/reference.md section 19).
+  if (credentials === 'key') return isPublic ? ['invalid_api_version'] : [...AUTHENTICATED_ERRORS, 'invalid_api_version'];
   // The internal API: the Origin check on every change, then the session (unless public).
   return [...(spec.method === 'get' ? [] : (['forbidden_origin'] as const)), ...(isPublic ? [] : (['not_signed_in'] as const)), ...SESSION_ERRORS];
 }

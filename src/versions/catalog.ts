@@ -38,17 +38,17 @@ export class Versions {
 
   constructor(registry: Registry, service: readonly ServiceChange[] = SERVICE_CHANGES) {
     const byVersion = new Map<string, ListedChange[]>([[FIRST_VERSION, []]]);
-    const note = (change: ChangeDeclaration, resource?: string) => {
-      const list = byVersion.get(change.version) ?? [];
-      list.push({ description: change.description, ...(resource ? { resource } : {}), kind: changeKind(change) });
-      byVersion.set(change.version, list);
+    const list = (change: ChangeDeclaration, resource?: string) => {
+      const listed = byVersion.get(change.version) ?? [];
+      listed.push({ description: change.description, ...(resource ? { resource } : {}), kind: changeKind(change) });
+      byVersion.set(change.version, listed);
     };
-    for (const change of service) note(change, change.resource);
+    for (const change of service) list(change, change.resource);
     const shapes = new Map<string, OlderShape[]>();
     const expansions = new Map<string, Expansion[]>();
     for (const resource of registry.resources) {
       const own = resource.def.changes ?? [];
-      for (const change of own) note(change, resource.def.name);
+      for (const change of own) list(change, resource.def.name);
       const changes = [...service.filter((c) => c.resource === undefined || c.resource === resource.def.name), ...own];
       shapes.set(resource.def.name, olderShapes(resource, changes));
       expansions.set(resource.def.name, [...expandable(resource.def, resource.kinds)].map(([name, field]) => ({ name, target: resource.def.references[field]! })));

@@ -153,10 +153,21 @@ export async function contractOf(origin: string, documentPath = '/v1/openapi.jso
 export async function checkedFetcher(origin: string): Promise<(path: string, init?: RequestInit) => Promise<Response>> {
   const contract = await contractOf(origin);
   const internal = await contractOf(origin, '/internal/v1/openapi.json');
+  // An answer of the public API is held to the document of the API version it names (docs/reference.md section 19).
+  const versions = new Map<string, Contract>();
+  const contractAt = async (version: string | null): Promise<Contract> => {
+    if (version === null) return contract;
+    let found = versions.get(version);
+    if (!found) {
+      found = await contractOf(origin, `/v1/openapi.json?version=${version}`);
+      versions.set(version, found);
+    }
+    return found;
+  };
   return async (path, init = {}) => {
     const res = await fetch(origin + path, init);
     // Each API is held to its own document.
-    const held = path === '/internal/v1' || path.startsWith('/internal/v1/') ? internal : contract;
+    const held = path === '/internal/v1' || path.startsWith('/internal/v1/') ? internal : await contractAt(res.headers.get('api-version'));
     held.check((init.method ?? 'GET').toUpperCase(), path, res, await res.clone().text());
     return res;
   };

@@ -50,7 +50,11 @@ describe('plugin discovery refuses a bad plugin at boot, naming the file', () =>
     ['a misspelt hook', { 'a.ts': plugin('validat: () => [],') }, /a\.ts:3:16: "validat" is not a key it knows: did you mean "validate"\?$/],
     ['a misspelt key of an event', { 'a.ts': plugin("events: { shipped: { when: () => true, descripton: 'Shipped.' } },") }, /a\.ts:3:16: event "shipped": "descripton" is not a key it knows: did you mean "description"\?$/],
     ['a misspelt key of an action', { 'a.ts': plugin("actions: { pin: { summary: 'Pin it', handler: () => ({}) } },") }, /a\.ts:3:16: action "pin": "handler" is not a key it knows: did you mean "handle"\?$/],
-    ['a key like none it knows', { 'a.ts': plugin("colour: 'red',") }, /a\.ts:3:16: "colour" is not a key it knows: it knows "name", "path", .* and "beforeWrite"$/],
+    ['a key like none it knows', { 'a.ts': plugin("colour: 'red',") }, /a\.ts:3:16: "colour" is not a key it knows: it knows "name", "path", .* and "changes"$/],
+    // API versions (docs/reference.md section 19): a change that cannot hold stops boot naming the plugin.
+    ['a misspelt key of a version change', { 'a.ts': plugin("changes: [{ version: '2027-01-15', description: 'Renamed.', renam: { text: 'body' } }],") }, /a\.ts:3:16: change 1 \(2027-01-15\): "renam" is not a key it knows: did you mean "rename"\?$/],
+    ['a version change of a date not written YYYY-MM-DD', { 'a.ts': plugin("changes: [{ version: '2027-1-15', description: 'Renamed.', rename: { text: 'body' } }],") }, /a\.ts:3:16: change 1: version "2027-1-15" must be a date written YYYY-MM-DD$/],
+    ['a rename of a field that does not exist', { 'a.ts': plugin("changes: [{ version: '2027-01-15', description: 'Renamed.', rename: { text: 'content' } }],") }, /a\.ts:3:16: change of 2027-01-15 renames "text" to "content", which is not a field at that version$/],
     ['a misspelt option of a field helper', { 'a.ts': `import { text } from ${JSON.stringify(path.join(ROOT_DIR, 'src/kernel/fields.js'))};\n${plugin('').replace("fields: { body: { type: 'string', maxLength: 1000 } }", 'fields: { body: text(200, { requird: true }) }')}` }, /a\.ts:7:\d+: text\(200\): "requird" is not an option it knows: did you mean "required"\?$/],
     ['a name the file does not define', { 'a.ts': plugin('description: txt,') }, /a\.ts:8:\d+: txt is not defined$/],
   ];

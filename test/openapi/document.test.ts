@@ -63,7 +63,7 @@ describe('the OpenAPI document', () => {
     }
     const documented = new Set(operations().map(({ path, method }) => `${method.toUpperCase()} /v1${path}`).filter((r) => !r.includes('/projects')));
     expect([...documented].sort()).to.deep.equal([...mounted].sort());
-    expect(mounted.size).to.equal(5 * 6 + 11 + 2 + 4); // five resources of six routes each (batch included)
+    expect(mounted.size).to.equal(5 * 6 + 11 + 2 + 5); // five resources of six routes each (batch included); webhooks; the event log; health, scopes, events, the document and versions
     // The reserved /projects answers 501 to everything: said in the description, not as operations
     // (an operation without a 2xx answer stops generators such as openapi-typescript).
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/projects'))).to.deep.equal([]);
@@ -110,7 +110,7 @@ describe('the OpenAPI document', () => {
     };
     const createDeal = doc.paths['/deals'].post;
     expect(Object.keys(createDeal.responses).sort()).to.deep.equal(['201', '400', '401', '403', '408', '409', '413', '415', '422', '429', '431', '500', '503']);
-    expect(codesOf(createDeal, '400').sort()).to.deep.equal(['invalid_json', 'invalid_parameter']);
+    expect(codesOf(createDeal, '400').sort()).to.deep.equal(['invalid_api_version', 'invalid_json', 'invalid_parameter']);
     expect(codesOf(createDeal, '409')).to.deep.equal(['idempotency_conflict']);
     expect(codesOf(createDeal, '401')).to.deep.equal(['missing_token', 'invalid_token', 'key_expired']);
     // Deal stages move freely; invoices have a state machine.
@@ -119,11 +119,11 @@ describe('the OpenAPI document', () => {
     expect(codesOf(doc.paths['/webhooks'].post, '403')).to.deep.equal(['ip_not_allowed', 'insufficient_scope', 'plan_forbids_webhooks', 'webhook_limit_reached']);
     // ip_not_allowed comes before the key's rate limit: its 403 may lack the rate-limit headers.
     expect(deref(doc, doc.paths['/deals'].get.responses['403']).headers['X-RateLimit-Limit']?.required).to.not.equal(true);
-    expect(codesOf(doc.paths['/deals'].get, '400')).to.deep.equal(['invalid_parameter', 'invalid_cursor']);
+    expect(codesOf(doc.paths['/deals'].get, '400')).to.deep.equal(['invalid_api_version', 'invalid_parameter', 'invalid_cursor']);
     expect(codesOf(doc.paths['/openapi.json'].get, '431')).to.deep.equal(['headers_too_large']);
     expect(deref(doc, doc.paths['/deals'].get.responses['429']).headers).to.have.property('Retry-After');
     expect(deref(doc, doc.paths['/deals'].get.responses['401']).headers).to.have.property('WWW-Authenticate');
-    expect(doc.paths['/deals'].get.responses['200'].headers).to.have.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset');
+    expect(doc.paths['/deals'].get.responses['200'].headers).to.have.keys('X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Api-Version');
     expect(doc.paths['/deals'].post.responses['201'].headers).to.include.keys('Location', 'Idempotent-Replayed');
     expect((doc.paths['/deals'].post.parameters as Json[]).map((p) => deref(doc, p).name)).to.include('Idempotency-Key');
     // A path with an id can always answer 404: an id that does not exist, or that cannot (one holding U+0000).
@@ -159,7 +159,7 @@ describe('the OpenAPI document', () => {
   it('holds answers to it: the test helper refuses a body, a status or a header the document does not describe', () => {
     const contract = new Contract(doc);
     const deal = { id: 'deal_1', title: 'T', amount: null, currency: null, stage: 'lead', client_id: null, expected_close_date: null, created_at: '2026-11-21T00:00:00.000Z', updated_at: '2026-11-21T00:00:00.000Z', version: 1 };
-    const headers = { 'content-type': 'application/json; charset=utf-8', etag: '"1"', 'x-request-id': 'r', 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '59', 'x-ratelimit-reset': '60' };
+    const headers = { 'content-type': 'application/json; charset=utf-8', etag: '"1"', 'x-request-id': 'r', 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '59', 'x-ratelimit-reset': '60', 'api-version': '2026-11-21' };
     const answer = (status: number, body: unknown, h: Record<string, string> = headers) => [new Response(null, { status, headers: h }), JSON.stringify(body)] as const;
     expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, deal))).not.to.throw();
     expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, { ...deal, stage: 'closed' }))).to.throw(/stage/);

@@ -1,7 +1,7 @@
 import { writeTransaction } from '../../db/tx.js';
 import { ApiError } from '../../common/errors.js';
 import { bodyErrors, type Row, validatorPerKey } from '../model/index.js';
-import { type Answer, asItIs, idempotently, type IdempotentRequest, remember, type Render } from './idempotency.js';
+import { type Answer, AS_STORED, idempotently, type IdempotentRequest, remember, type Rendering } from './idempotency.js';
 import { findForUpdate } from '../query/index.js';
 import type { CompiledResource } from '../registry/index.js';
 import type { ResourceStore } from '../storage/index.js';
@@ -24,7 +24,7 @@ function checkChanges(resource: CompiledResource, changes: Row): void {
  * locked for the whole of `handle`; its updates, their events and (with an Idempotency-Key)
  * the answer commit together, and a retry with the same key replays the answer.
  */
-export async function runAction(deps: WriteDeps, store: ResourceStore, name: string, workspaceId: string, id: string, body: Row, idempotent: IdempotentRequest | undefined, render: Render = asItIs): Promise<{ answer: Answer; replayed: boolean }> {
+export async function runAction(deps: WriteDeps, store: ResourceStore, name: string, workspaceId: string, id: string, body: Row, idempotent: IdempotentRequest | undefined, rendering: Rendering = AS_STORED): Promise<{ answer: Answer; replayed: boolean }> {
   const { resource } = store;
   const action = resource.def.actions?.[name];
   if (!action) throw new Error(`${resource.def.name} has no action ${name}`);
@@ -55,7 +55,7 @@ export async function runAction(deps: WriteDeps, store: ResourceStore, name: str
         const changes = Object.fromEntries(Object.entries(returned as Row).filter(([field, value]) => object[field] !== value));
         if (Object.keys(changes).length > 0) await update(changes);
       }
-      const made: Answer = { status: 200, location: null, body: JSON.stringify(render(object)) };
+      const made: Answer = { status: 200, location: null, body: JSON.stringify(rendering.object(object)), version: rendering.version };
       if (idempotent) await remember(db, tx, workspaceId, idempotent, made, now, expired);
       return made;
     });

@@ -3,7 +3,7 @@ import { ApiError, CommitOutcomeUnknown } from '../../common/errors.js';
 import { checkMoney, type Row } from '../model/index.js';
 import { afterHooks, afterLostCommit, newRow, type Created } from './create.js';
 import { checkReferences } from './checks.js';
-import { type Answer, asItIs, idempotently, type IdempotentRequest, remember, type Render } from './idempotency.js';
+import { type Answer, AS_STORED, idempotently, type IdempotentRequest, remember, type Rendering } from './idempotency.js';
 import { pickFields, type ResourceStore } from '../storage/index.js';
 import { checkInitialState } from './state.js';
 import type { WriteDeps } from '../../deps.js';
@@ -23,7 +23,7 @@ function itemError(error: unknown, index: number): unknown {
  * them in order, each with its `<resource>.created` event; the first item refused refuses the
  * batch, naming it. An Idempotency-Key covers the batch as a whole.
  */
-export async function createBatch(deps: WriteDeps, store: ResourceStore, workspaceId: string, bodies: Row[], idempotent: IdempotentRequest | undefined, render: Render = asItIs): Promise<Created> {
+export async function createBatch(deps: WriteDeps, store: ResourceStore, workspaceId: string, bodies: Row[], idempotent: IdempotentRequest | undefined, rendering: Rendering = AS_STORED): Promise<Created> {
   const { resource } = store;
   const { db, clock, notifier } = deps;
   bodies.forEach((body, i) => {
@@ -57,7 +57,7 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
         // Every item passed: the rows a hundred per statement, then their events.
         await store.insertMany(tx, stored);
         await store.emitMany(tx, workspaceId, objects.map((after) => ({ before: null, after })), now);
-        const answer: Answer = { status: 201, location: null, body: JSON.stringify({ data: objects.map(render) }) };
+        const answer: Answer = { status: 201, location: null, body: JSON.stringify({ data: objects.map((o) => rendering.object(o)) }), version: rendering.version };
         if (idempotent) await remember(db, tx, workspaceId, idempotent, answer, now, expired);
         return answer;
       });
@@ -68,7 +68,7 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
         const found = await store.findMany(workspaceId, ids);
         return found.length > 0 ? new Map(found.map((o) => [String(o.id), o])) : undefined;
       });
-      made = { status: 201, location: null, body: JSON.stringify({ data: ids.map((id) => render(written.get(id)!)) }) };
+      made = { status: 201, location: null, body: JSON.stringify({ data: ids.map((id) => rendering.object(written.get(id)!)) }), version: rendering.version };
     }
     notifier.notify();
     return made;

@@ -3,7 +3,7 @@ import type { WriteDeps } from '../../deps.js';
 import { CommitOutcomeUnknown, outcomeUnknown } from '../../common/errors.js';
 import { newId } from '../../common/ids.js';
 import { checkMoney, type Row } from '../model/index.js';
-import { type Answer, asItIs, idempotently, type IdempotentRequest, remember, type Render } from './idempotency.js';
+import { type Answer, AS_STORED, idempotently, type IdempotentRequest, remember, type Rendering } from './idempotency.js';
 import { checkReferences } from './checks.js';
 import { runBeforeWrite, runValidate } from './hooks.js';
 import { pickFields, type ResourceStore } from '../storage/index.js';
@@ -67,10 +67,10 @@ export interface Created {
 /**
  * Creates an object: 201 with it and its Location (`locationOf` its id, as the API serving it writes it). The row, its events and (with an
  * Idempotency-Key) the answer commit together; a concurrent request with the same key replays
- * this answer (as `render` gave it: in the caller's API version). If the connection is lost at COMMIT, a new connection tells whether the row
+ * this answer (as `rendering` writes it: in the caller's API version). If the connection is lost at COMMIT, a new connection tells whether the row
  * (whose id is ours) was written.
  */
-export async function createObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined, locationOf: (id: string) => string, render: Render = asItIs): Promise<Created> {
+export async function createObject(deps: WriteDeps, store: ResourceStore, workspaceId: string, body: Row, idempotent: IdempotentRequest | undefined, locationOf: (id: string) => string, rendering: Rendering = AS_STORED): Promise<Created> {
   const { resource } = store;
   const { def } = resource;
   const { db, clock, notifier } = deps;
@@ -79,7 +79,7 @@ export async function createObject(deps: WriteDeps, store: ResourceStore, worksp
   const now = clock.now();
   const row = newRow(store, workspaceId, body, now);
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
-  const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(render(object)) });
+  const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(rendering.object(object)), version: rendering.version });
   // Without hooks (the hot path) the object and its answer are known before the transaction; with them, inside it.
   const plain = hooked ? undefined : store.toObject(row);
   const ready = plain && answerFor(plain);

@@ -21,14 +21,19 @@ export interface Answer {
   status: number;
   location: string | null;
   body: string;
+  /** The API version its body is written in; null where versions do not apply (or for an answer remembered before them). */
+  version: string | null;
 }
 
 /**
- * How an answer's objects are written for the caller (in its API version): what is stored for
- * a replay, so that a replay answers exactly what was first sent.
+ * How an answer's objects are written for the caller: in its API version. What is stored for
+ * a replay, so that a replay answers exactly what was first sent, in the version it was sent in.
  */
-export type Render = (object: Row) => unknown;
-export const asItIs: Render = (object) => object;
+export interface Rendering {
+  readonly version: string | null;
+  object(object: Row): unknown;
+}
+export const AS_STORED: Rendering = { version: null, object: (object) => object };
 
 export interface IdempotentRequest {
   keyHash: string;
@@ -73,15 +78,15 @@ export type Lookup = { found: 'none' } | { found: 'expired' } | { found: 'answer
 async function lookUp(deps: IdempotencyDeps, workspaceId: string, request: IdempotentRequest, now: number): Promise<Lookup> {
   const { db, reads } = deps;
   const read = preparedOnce(db, 'select:idempotency_keys', () =>
-    db('idempotency_keys').select('request_hash', 'status', 'location', 'body', 'created_at').where('workspace_id', param('workspace_id')).andWhere('key_hash', param('key_hash')),
+    db('idempotency_keys').select('request_hash', 'status', 'location', 'body', 'api_version', 'created_at').where('workspace_id', param('workspace_id')).andWhere('key_hash', param('key_hash')),
   );
-  const [row] = (await reads.all(read.sql, args(read, { workspace_id: workspaceId, key_hash: request.keyHash }))) as Array<{ request_hash: string; status: number; location: string | null; body: string; created_at: number | string }>;
+  const [row] = (await reads.all(read.sql, args(read, { workspace_id: workspaceId, key_hash: request.keyHash }))) as Array<{ request_hash: string; status: number; location: string | null; body: string; api_version: string | null; created_at: number | string }>;
   if (!row) return { found: 'none' };
   if (asNumber(row.created_at) <= now - IDEMPOTENCY_TTL_MS) return { found: 'expired' };
   if (row.request_hash !== request.requestHash) {
     throw new ApiError('idempotency_conflict', `This ${IDEMPOTENCY_HEADER} was used in the last 24 hours with another request; use a new key for a new request.`);
   }
-  return { found: 'answer', answer: { status: asNumber(row.status), location: row.location, body: row.body } };
+  return { found: 'answer', answer: { status: asNumber(row.status), location: row.location, body: row.body, version: row.api_version } };
 }
 
 /**
@@ -97,6 +102,7 @@ export async function remember(db: Knex, tx: Tx, workspaceId: string, request: I
     status: answer.status,
     location: answer.location,
     body: answer.body,
+    api_version: answer.version,
     created_at: now,
   };
   if (expired) {
