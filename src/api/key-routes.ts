@@ -15,6 +15,18 @@ export function keyRoutes(registry: Registry): Route[] {
   return [
     {
       method: 'get',
+      path: '/versions',
+      operationId: 'listVersions',
+      summary: 'The versions of the public API',
+      description: 'Every version of the public API, oldest first, each with what changed in it, and the latest: what a key may be pinned to (`api_version`), and what moving its pin changes.',
+      tag: 'keys',
+      access: null,
+      success: { status: 200, description: 'The versions.', schema: ref('VersionList') },
+      errors: ['invalid_parameter'],
+      handle: (input) => ({ body: { data: input.deps.versions.listing(), latest: input.deps.versions.latest } }),
+    },
+    {
+      method: 'get',
       path: '/scopes',
       operationId: 'listScopes',
       summary: 'Every scope, and whether the plan allows it',

@@ -2,7 +2,7 @@ import { AUDIT_ACTIONS } from '../audit/log.js';
 import { KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { TOKEN_PATTERN } from '../auth/tokens.js';
 import type { JsonSchema } from '../kernel/model/index.js';
-import { int, obj, scopeList, str } from './meta.js';
+import { int, obj, scopeList, str, versionList } from './meta.js';
 import { ref } from './operation.js';
 import { pageSchema } from './resources.js';
 import { time } from './webhooks.js';
@@ -43,6 +43,7 @@ export const SIGN_IN_SCHEMA = {
 
 /** The internal API's own schemas (docs/reference.md section 10); webhooks reuse the public ones. */
 export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
+  VersionList: versionList(false),
   SignIn: SIGN_IN_SCHEMA,
   EventTypeList: obj({
     data: {

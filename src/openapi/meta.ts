@@ -28,27 +28,9 @@ export function scopeList(flag: string, description: string): JsonSchema {
   });
 }
 
-export const META_SCHEMAS: Record<string, JsonSchema> = {
-  Health: obj(
-    {
-      status: { type: 'string', const: 'ok' },
-      key: obj(
-        {
-          id: str,
-          name: str,
-          prefix: str,
-          scopes: { type: 'array', items: str },
-          rate_limit: int(1),
-          expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working (401 key_expired from then on); null: it lives until revoked.' },
-        },
-        'The calling key.',
-      ),
-      workspace: obj({ id: str, name: str, plan: str }, "The key's workspace."),
-      rate_limit: obj({ limit: int(1), remaining: int(0), reset: int(0), window_seconds: { type: 'integer', const: WINDOW_MS / 1000 } }, "The key's window after this request."),
-    },
-    'The service is up, and who is calling.',
-  ),
-  VersionList: obj({
+/** The API's versions, oldest first, each with its changes, and the latest; `withKey`: the calling key's too (GET /v1/versions). */
+export function versionList(withKey: boolean): JsonSchema {
+  return obj({
     data: {
       type: 'array',
       description: 'Every version, oldest first.',
@@ -70,8 +52,31 @@ export const META_SCHEMAS: Record<string, JsonSchema> = {
       }),
     },
     latest: { type: 'string', format: 'date', description: 'The newest version: what a new key is pinned to.' },
-    key_version: { type: 'string', format: 'date', description: 'The version the calling key is pinned to.' },
-  }),
+    ...(withKey ? { key_version: { type: 'string', format: 'date', description: 'The version the calling key is pinned to.' } } : {}),
+  });
+}
+
+export const META_SCHEMAS: Record<string, JsonSchema> = {
+  Health: obj(
+    {
+      status: { type: 'string', const: 'ok' },
+      key: obj(
+        {
+          id: str,
+          name: str,
+          prefix: str,
+          scopes: { type: 'array', items: str },
+          rate_limit: int(1),
+          expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working (401 key_expired from then on); null: it lives until revoked.' },
+        },
+        'The calling key.',
+      ),
+      workspace: obj({ id: str, name: str, plan: str }, "The key's workspace."),
+      rate_limit: obj({ limit: int(1), remaining: int(0), reset: int(0), window_seconds: { type: 'integer', const: WINDOW_MS / 1000 } }, "The key's window after this request."),
+    },
+    'The service is up, and who is calling.',
+  ),
+  VersionList: versionList(true),
   ScopeList: scopeList('granted', 'Whether the calling key holds this scope (and its plan allows it).'),
   EventList: obj({
     data: { type: 'array', items: obj({ name: { type: 'string', examples: ['deal.stage_changed'] }, resource: str, description: str }) },

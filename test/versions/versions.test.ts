@@ -1,19 +1,17 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { createKey } from '../../src/auth/keys.js';
-import { scopeCatalog } from '../../src/auth/scopes.js';
-import { loadConfig, ROOT_DIR } from '../../src/common/config.js';
-import { createDb } from '../../src/db/connect.js';
-import { migrateLatest } from '../../src/db/migrate.js';
-import { Versions } from '../../src/versions/index.js';
+import { ROOT_DIR } from '../../src/common/config.js';
+import type { Versions } from '../../src/versions/index.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { internal, person, type Person } from '../helpers/admin.js';
-import { startApp, waitFor, type TestApp } from '../helpers/app.js';
-import { backend, isolatedDatabase } from '../helpers/backend.js';
-import { besidePlugins } from '../helpers/beside-plugins.js';
+import { waitFor, type TestApp } from '../helpers/app.js';
 import { contractOf } from '../helpers/contract.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 import { fastWebhooks } from '../helpers/settings.js';
+import { GADGET_VERSIONS, startVersionedApp, type VersionedApp } from '../helpers/versioned-app.js';
 
 /**
  * API versions (docs/reference.md section 19), over HTTP on this run's backend, with a fixture
@@ -23,15 +21,11 @@ import { fastWebhooks } from '../helpers/settings.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const FIRST = '2026-11-21';
-const RENAMED = '2027-01-15';
-const LATEST = '2027-02-01';
-const FIXTURE = path.join(ROOT_DIR, 'test', 'versions', 'gadgets');
+const { first: FIRST, renamed: RENAMED, latest: LATEST } = GADGET_VERSIONS;
 
 describe('API versions: pinned keys, converted requests, answers, errors, events and documents', () => {
+  let versioned: VersionedApp;
   let app: TestApp;
-  let folders: ReturnType<typeof besidePlugins>;
-  let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let versions: Versions;
   let workspaceId: string;
   /** A key pinned to each version. */
@@ -44,32 +38,18 @@ describe('API versions: pinned keys, converted requests, answers, errors, events
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json, text, version: res.headers.get('api-version'), headers: res.headers };
   }
 
-  async function keyAt(version: string | undefined): Promise<{ id: string; token: string }> {
-    const scopes = scopeCatalog(app.registry).map((s) => s.name);
-    const key = await createKey(app.deps.db, { scopes, versions }, { workspace: workspaceId, name: `key ${version ?? 'latest'}`, scopes, rate_limit: 6000, ...(version ? { api_version: version } : {}) });
-    return { id: key.id, token: key.token };
-  }
+  const keyAt = (version: string | undefined) => versioned.keyAt(workspaceId, version);
 
   before(async function () {
     this.timeout(120_000);
-    folders = besidePlugins('versions');
-    for (const file of ['gadgets.ts', '20261202130000_gadgets.ts']) folders.place(path.join(FIXTURE, file));
-    database = await isolatedDatabase('versions');
-    const env = { ...backend().env, ...database.env, PLUGINS_DIR: folders.plugins, MIGRATIONS_DIR: folders.migrations };
-    const config = loadConfig(env);
-    const db = createDb(config.database);
-    await migrateLatest(db, config.migrationsDirs);
-    await db.destroy();
-    app = await startApp({ env: { ...database.env, PLUGINS_DIR: folders.plugins, MIGRATIONS_DIR: folders.migrations, TRUST_PROXY: 'true', ...fastWebhooks() } });
-    versions = new Versions(app.registry);
+    versioned = await startVersionedApp('versions', { TRUST_PROXY: 'true', ...fastWebhooks() });
+    ({ app, versions } = versioned);
     admin = await person(app);
     workspaceId = admin.workspaceId;
     for (const version of [FIRST, RENAMED, LATEST]) tokens[version] = (await keyAt(version)).token;
   });
   after(async () => {
-    await app?.close();
-    await database?.drop();
-    folders?.remove();
+    await versioned?.close();
   });
 
   describe('versions and the Api-Version header', () => {
@@ -337,6 +317,34 @@ describe('API versions: pinned keys, converted requests, answers, errors, events
       // Every answer of this file was held to the document of the version it named (helpers/contract.ts): so are deliveries.
       const contract = await contractOf(app.url, `/v1/openapi.json?version=${FIRST}`);
       expect(contract.doc.paths).to.have.property('/versions');
+    });
+
+    it("gives a client generated from an older version's document the types of that version's answers", async function () {
+      this.timeout(120_000);
+      const made = await call(tokens[FIRST]!, '/v1/gadgets', { method: 'POST', json: { label: 'Typed', expected_close_date: '2027-10-01', size: '8 cm' } });
+      const latest = await call(tokens[LATEST]!, `/v1/gadgets/${made.body.id}`);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wsapi-client-'));
+      try {
+        fs.writeFileSync(path.join(dir, 'openapi.json'), await (await app.request(`/v1/openapi.json?version=${FIRST}`)).text());
+        const generate = spawnSync(process.execPath, [path.join(ROOT_DIR, 'node_modules', 'openapi-typescript', 'bin', 'cli.js'), 'openapi.json', '--output', 'api.d.ts', '--silent'], { cwd: dir, encoding: 'utf8' });
+        expect(generate.status, generate.stderr).to.equal(0);
+        // The answer recorded at 2026-11-21 is a Gadget of its client; the same object at the latest version is not.
+        fs.writeFileSync(
+          path.join(dir, 'check.ts'),
+          [
+            "import type { components } from './api';",
+            "type Gadget = components['schemas']['Gadget'];",
+            `export const answer: Gadget = ${made.text};`,
+            '// @ts-expect-error: the latest shape is not the 2026-11-21 one',
+            `export const latest: Gadget = ${latest.text};`,
+            '',
+          ].join('\n'),
+        );
+        const compiled = spawnSync(process.execPath, [path.join(ROOT_DIR, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '--strict', '--target', 'es2022', '--module', 'esnext', '--moduleResolution', 'bundler', 'check.ts'], { cwd: dir, encoding: 'utf8' });
+        expect(compiled.status, compiled.stdout + compiled.stderr).to.equal(0);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
     });
   });
 });

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { Problem } from './api';
 
 /** No-break space: a time never wraps inside itself, however narrow its column. */
@@ -131,6 +131,8 @@ export function ShownOnce({ label, value, warning }: { label: string; value: str
 export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirm: string; onConfirm: () => void; onCancel: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
+  // An id of its own: a page with several confirmations (roll, revoke, upgrade) names each by its own title.
+  const titleId = useId();
   useEffect(() => {
     const d = dialog.current;
     if (!d) return;
@@ -142,8 +144,8 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
-    <dialog ref={dialog} aria-labelledby="confirm-title" onCancel={props.onCancel}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={dialog} aria-labelledby={titleId} onCancel={props.onCancel}>
+      <h2 id={titleId}>{props.title}</h2>
       {props.children}
       <div class="actions">
         <button type="button" class="danger" onClick={props.onConfirm}>

@@ -98,6 +98,71 @@ function RollButton({ apiKey, onRolled }: { apiKey: Key; onRolled: (rolled: Sche
   );
 }
 
+type Versions = Schemas['VersionList'];
+
+/** What moving a pin from `version` to the latest changes: each later version and its changes. */
+function ChangesSince({ versions, version }: { versions: Versions; version: string }) {
+  const later = versions.data.filter((v) => v.version > version);
+  return (
+    <ul class="changes">
+      {later.map((v) => (
+        <li key={v.version}>
+          <strong>{v.version}</strong>
+          {v.changes.length === 0 ? ': nothing a request or an answer shows.' : ''}
+          <ul>
+            {v.changes.map((c, i) => (
+              <li key={i}>
+                {c.resource ? <code>{c.resource}</code> : 'The API'}: {c.description}
+              </li>
+            ))}
+          </ul>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** A key's API version; for an older one, what changed since and (for an admin) "Upgrade" with its confirmation. */
+function KeyVersion({ apiKey, admin, onUpgraded }: { apiKey: Key; admin: boolean; onUpgraded: (message: string) => void }) {
+  const versions = useLoad(() => must(api.GET('/versions')), []);
+  const [open, setOpen] = useState(false);
+  const action = useAction();
+  const latest = versions.data?.latest;
+  const upgrade = () =>
+    action.run(async () => {
+      if (!latest) return null;
+      await must(api.PATCH('/keys/{id}', { params: { path: { id: apiKey.id } }, body: { api_version: latest } }));
+      setOpen(false);
+      onUpgraded(`Key “${apiKey.name}” now answers in API version ${latest}: requests without an Api-Version header get its shapes from now on.`);
+      return null;
+    });
+  return (
+    <section aria-label="API version">
+      <h2>API version</h2>
+      <ProblemView problem={versions.problem} />
+      <p>
+        Requests with this key are answered in <strong>{apiKey.api_version}</strong>
+        {latest && (apiKey.api_version === latest ? ', the latest version.' : `; the latest is ${latest}.`)} A request may ask for another with the <code>Api-Version</code> header.
+      </p>
+      {versions.data && latest && apiKey.api_version < latest && (
+        <>
+          <p>Moving it to {latest} changes:</p>
+          <ChangesSince versions={versions.data} version={apiKey.api_version} />
+          {admin && !apiKey.revoked_at && (
+            <button type="button" onClick={() => setOpen(true)}>
+              Upgrade to {latest}
+            </button>
+          )}
+          <Confirm open={open} title={`Upgrade “${apiKey.name}” to ${latest}?`} confirm={`Upgrade to ${latest}`} onConfirm={() => void upgrade()} onCancel={() => setOpen(false)}>
+            <p>Programs that use this key get the {latest} shapes from their next request on. Check that they handle the changes above first; a program can try them beforehand by sending <code>Api-Version: {latest}</code>.</p>
+            <ProblemView problem={action.problem} />
+          </Confirm>
+        </>
+      )}
+    </section>
+  );
+}
+
 /** "3 of 20 keys", from the plan, and the workspace's key lifetime when it has one. */
 function KeyCap() {
   const { data } = useLoad(() => must(api.GET('/workspace')), []);
@@ -148,7 +213,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
       {keys.length === 0 && !problem ? (
         <p>No keys yet.</p>
       ) : (
-        <Table caption="API keys" columns={['Name', 'Prefix', 'Scopes', 'Rate limit', 'Created', 'Last used', 'Expires', 'Status', ...(admin ? ['Actions'] : [])]}>
+        <Table caption="API keys" columns={['Name', 'Prefix', 'Scopes', 'Rate limit', 'API version', 'Created', 'Last used', 'Expires', 'Status', ...(admin ? ['Actions'] : [])]}>
             {keys.map((key) => (
               <tr key={key.id} class={key.revoked_at || expired(key) ? 'revoked' : expiringSoon(key) ? 'expiring' : undefined}>
                 <td>
@@ -159,6 +224,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
                 </td>
                 <td>{key.scopes.join(', ')}</td>
                 <td>{key.rate_limit}/min</td>
+                <td>{key.api_version}</td>
                 <td><When at={key.created_at} /></td>
                 <td><When at={key.last_used_at} /></td>
                 <td>{key.expires_at ? <When at={key.expires_at} /> : 'Never'}</td>
@@ -254,6 +320,8 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{k.expires_at ? <When at={k.expires_at} /> : 'Never: it works until revoked'}</dd>
             <dt>Allowed from</dt>
             <dd>{k.allowed_ips ? k.allowed_ips.join(', ') : 'Any address'}</dd>
+            <dt>API version</dt>
+            <dd>{k.api_version}</dd>
             <dt>Status</dt>
             <dd>{status(k)}</dd>
           </dl>
@@ -267,6 +335,14 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
               }}
             />
           )}
+          <KeyVersion
+            apiKey={k}
+            admin={admin}
+            onUpgraded={(message) => {
+              setNotice(message);
+              setRound((r) => r + 1);
+            }}
+          />
           <h2>Requests</h2>
           <p>
             <a href={`#/keys/${k.id}/requests`}>Request log and errors</a>: every request made with this key, and its errors by status and code.
@@ -319,6 +395,9 @@ function ScopePicker({ scopes, chosen, onChange, plan }: { scopes: Array<Schemas
 export function NewKeyPage({ admin }: { admin: boolean }) {
   const scopes = useLoad(() => must(api.GET('/scopes')), []);
   const workspace = useLoad(() => must(api.GET('/workspace')), []);
+  const versions = useLoad(() => must(api.GET('/versions')), []);
+  // Empty: the latest.
+  const [apiVersion, setApiVersion] = useState('');
   const [name, setName] = useState('');
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [rateLimit, setRateLimit] = useState('60');
@@ -343,7 +422,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
         <h1>Key “{created.name}” created</h1>
         <ShownOnce label="Token" value={created.token} warning="Copy this token now and keep it somewhere safe: it will not be shown again. Only its prefix is stored in a form that can be read." />
         <p>
-          Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/v1</code>. Scopes: {created.scopes.join(', ')}; {created.rate_limit} requests a minute.
+          Send it as <code>Authorization: Bearer &lt;token&gt;</code> to <code>/v1</code>. Scopes: {created.scopes.join(', ')}; {created.rate_limit} requests a minute; API version {created.api_version}.
           {created.expires_at ? <> It expires <When at={created.expires_at} />.</> : ' It works until revoked.'}
         </p>
         <p>
@@ -358,7 +437,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
     void action.run(async () => {
       if (chosen.size === 0) throw new Error('Choose at least one scope.');
       const addresses = allowedIps.split(/[\s,]+/).filter(Boolean);
-      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}), ...(addresses.length > 0 ? { allowed_ips: addresses } : {}) } }));
+      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}), ...(addresses.length > 0 ? { allowed_ips: addresses } : {}), ...(apiVersion ? { api_version: apiVersion } : {}) } }));
       setCreated(key);
       return null;
     });
@@ -388,6 +467,20 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
           Allowed IP addresses (optional: addresses or CIDR ranges, separated by commas or lines; empty: any address)
           <textarea rows={3} value={allowedIps} onInput={(e) => setAllowedIps(e.currentTarget.value)} placeholder="203.0.113.7, 2001:db8::/32" />
         </label>
+        <label>
+          API version (what its requests are answered in)
+          <select value={apiVersion} onChange={(e) => setApiVersion(e.currentTarget.value)}>
+            <option value="">The latest{versions.data ? ` (${versions.data.latest})` : ''}</option>
+            {versions.data?.data
+              .filter((v) => v.version !== versions.data?.latest)
+              .reverse()
+              .map((v) => (
+                <option key={v.version} value={v.version}>
+                  {v.version}
+                </option>
+              ))}
+          </select>
+        </label>
         <button type="submit" disabled={action.busy}>
           {action.busy ? 'Creating…' : 'Create key'}
         </button>
@@ -398,7 +491,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
 }
 
 /** The create form's fields, as its labels name them: where a refusal's field errors point. */
-const KEY_FIELDS = { name: 'Name', scopes: 'Scopes', rate_limit: 'Rate limit', expires_in_days: 'Expires in', allowed_ips: 'Allowed IP addresses' };
+const KEY_FIELDS = { name: 'Name', scopes: 'Scopes', rate_limit: 'Rate limit', expires_in_days: 'Expires in', allowed_ips: 'Allowed IP addresses', api_version: 'API version' };
 
 /** Who made a key, as a sentence ends: "by ada@example.com", "by the admin command", "by the demo set-up". */
 function createdBy(actor: Schemas['Actor']): string {
