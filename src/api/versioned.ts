@@ -65,10 +65,9 @@ function replyDown(reply: Reply, render: (object: Row) => Row): Reply {
   return { ...reply, body: render(body) };
 }
 
-/** The handler, converting for callers at older versions. */
+/** The handler, converting for callers at older versions; at the latest, the handler itself is called (no frame of its own). */
 export function versioned<Q, B>(versions: Versions, resource: CompiledResource, kind: BodyKind, handle: Handle<Q, B>): Handle<Q, B> {
-  return async (input: RouteInput<Q, B>) => {
-    if (input.version === '' || input.version === versions.latest) return handle(input);
+  const converting = async (input: RouteInput<Q, B>): Promise<Reply> => {
     const render = (object: Row) => versions.objectDown(resource.def.name, object, input.version);
     const shape = versions.shapeAt(resource.def.name, input.version);
     let reply: Reply;
@@ -79,6 +78,7 @@ export function versioned<Q, B>(versions: Versions, resource: CompiledResource, 
     }
     return replyDown(reply, render);
   };
+  return (input) => (input.version === '' || input.version === versions.latest ? handle(input) : converting(input));
 }
 
 /** An action's body properties by an older shape's names: the fields it renamed, as they were called. */
