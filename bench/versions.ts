@@ -22,8 +22,8 @@ const OLDEST = '2026-11-21';
 
 async function prepare(folders: ReturnType<typeof besidePlugins>) {
   await emptyDatabase();
-  const own = { ...env, PLUGINS_DIR: folders.plugins, MIGRATIONS_DIR: folders.migrations };
-  const config = loadConfig(own);
+  const own = { PLUGINS_DIR: folders.plugins, MIGRATIONS_DIR: folders.migrations };
+  const config = loadConfig({ ...env, ...own });
   const db = createDb(config.database);
   await migrateLatest(db, config.migrationsDirs);
   const registry = await loadRegistry(folders.plugins);

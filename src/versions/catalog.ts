@@ -97,14 +97,15 @@ export class Versions {
   objectDown(resource: string, object: Row, version: string): Row {
     let out = object;
     for (const { name, target } of this.expansions.get(resource) ?? []) {
+      if (!(name in object)) continue;
       const nested = object[name];
-      if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) {
-        if (out === object) out = { ...object };
-        out[name] = this.objectDown(target, nested as Row, version);
-      }
+      if (out === object) out = { ...object };
+      if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) out[name] = this.objectDown(target, nested as Row, version);
     }
     const shape = this.shapeAt(resource, version);
-    return shape ? shape.conversion.objectDown(out) : out;
+    if (!shape) return out;
+    // An object with its expansions beside its fields goes key by key; one of the resource's fields alone, by the compiled pass.
+    return out === object ? shape.conversion.objectDown(out) : shape.conversion.anyDown(out);
   }
 
   /**

@@ -100,7 +100,7 @@ function olderShape(resource: CompiledResource, shape: Shape, until: string, new
     olderName: new Map([...shape.latestName].map(([older, latest]) => [latest, older])),
     readOnly: ['id', 'created_at', 'updated_at', 'version', ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)],
     required: def.required,
-    conversion: conversionOf(newer, shape),
+    conversion: conversionOf(newer, shape, resource.def.fields),
     checkUp: newer.some((change) => !change.rename) ? latestCheck(resource) : undefined,
     resource: Object.freeze({ ...resource, ...schemas, def, kinds, filters, searchable, sorts: [...def.list.sorts, ...fieldSorts], columns: ['id', ...Object.keys(def.fields), 'created_at', 'updated_at', 'version'] }),
   };

@@ -50,9 +50,10 @@ export default defineResource({
         const { size, ...rest } = body;
         return { ...rest, size_cm: size === null ? null : (centimetres(size) ?? -1) };
       },
+      // The object is response's own to change; size_cm, in `added`, is left out of the older one for it.
       response(object) {
-        const { size_cm, ...rest } = object;
-        return { ...rest, size: size_cm === null || size_cm === undefined ? null : `${String(size_cm)} cm` };
+        object.size = object.size_cm === null || object.size_cm === undefined ? null : `${String(object.size_cm)} cm`;
+        return object;
       },
     },
   ],
