@@ -95,7 +95,6 @@ export function createApp(deps: Deps, registry: Registry): App {
 
   // The public API's path (docs/reference.md section 2: 401 -> 429 -> 404/405 -> 403 -> 400 -> handler).
   const publicChain = inOrder([
-    provisionalVersion(versions),
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
     resolveVersion(versions),
@@ -113,8 +112,11 @@ export function createApp(deps: Deps, registry: Registry): App {
   const page = adminPage();
   const probe = probes(deps);
 
+  // An error of the public API answered before its version was known names one too.
+  const provisional = provisionalVersion(versions);
+  const isPublic = (path: string) => !isInternal(path) && !isAdminPage(path) && !PROBE_PATHS.has(path);
   const chain = [
-    observe(deps.clock, identify, errorRenderer(deps.log), [meter(usage, requests), measure(deps.metrics), accessLog(deps.log)]),
+    observe(deps.clock, identify, errorRenderer(deps.log, (ctx) => isPublic(ctx.path) && provisional(ctx)), [meter(usage, requests), measure(deps.metrics), accessLog(deps.log)]),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];
   if (deps.config.trustProxy) koa.use(clientAddress());

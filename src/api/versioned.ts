@@ -57,7 +57,7 @@ function errorDown(caught: unknown, conversion: Conversion): unknown {
   return new ApiError(caught.code, detail, { ...caught.extras, errors });
 }
 
-/** An answer's objects in the caller's version: a page's, or the one object; a text answer is rendered already (renderer). */
+/** An answer's objects in the caller's version: a page's, or the one object; a text answer is rendered already (renderingOf). */
 function replyDown(reply: Reply, render: (object: Row) => Row): Reply {
   const body = reply.body as Row | undefined;
   if (body === undefined || body === null || typeof body !== 'object') return reply;

@@ -12,14 +12,15 @@ interface Known {
 }
 
 /**
- * The version an answer names before the caller is known (a 401, a 429): the one asked for when
- * the service has it, else the latest. Runs before authentication.
+ * An error answered before the version was resolved (a 401, a 429, an unknown version) names
+ * the one asked for when the service has it, else the latest. For the error renderer: a
+ * middleware before authentication cost every request a layer of the chain.
  */
 export function provisionalVersion(versions: Known) {
-  return (ctx: Ctx, next: () => Promise<unknown>) => {
+  return (ctx: Ctx): void => {
+    if (ctx.response.get(API_VERSION_HEADER)) return;
     const asked = ctx.get(API_VERSION_HEADER);
     ctx.set(API_VERSION_HEADER, asked !== '' && versions.has(asked) ? asked : versions.latest);
-    return next();
   };
 }
 
@@ -37,7 +38,7 @@ export function resolveVersion(versions: Known) {
     }
     const version = asked !== '' ? asked : (ctx.state.auth?.key.api_version ?? ctx.state.pinned ?? versions.latest);
     ctx.state.apiVersion = version;
-    if (version !== asked) ctx.set(API_VERSION_HEADER, version);
+    ctx.set(API_VERSION_HEADER, version);
     return next();
   };
 }

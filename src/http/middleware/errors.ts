@@ -5,10 +5,13 @@ import type { Ctx } from './context.js';
 
 /**
  * Renders what the chain threw (observe.ts catches it) as problem+json. Unknown errors are logged in
- * full and answered with a generic 500; no stack trace or SQL reaches a client.
+ * full and answered with a generic 500; no stack trace or SQL reaches a client. `headersOf` sets
+ * the headers every answer of the request's API carries, when they are not set yet.
  */
-export function errorRenderer(log: Logger) {
+export function errorRenderer(log: Logger, headersOf?: (ctx: Ctx) => void) {
   return (ctx: Ctx, caught: unknown): void => {
+    // What every answer of its API carries, for an error that came before it was set (the API version of a 401).
+    headersOf?.(ctx);
     let error: ApiError;
     if (caught instanceof ApiError) {
       error = caught;
