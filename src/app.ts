@@ -97,8 +97,7 @@ export function createApp(deps: Deps, registry: Registry): App {
   const publicChain = inOrder([
     authenticate({ lookup, store: limiter.store, failureLimit: deps.config.authFailureLimit, publicPaths }),
     rateLimit({ store: limiter.store, redisPrefix: deps.config.redisPrefix, clock: deps.clock === systemClock ? undefined : deps.clock }),
-    resolveVersion(versions),
-    fallback(),
+    fallback(resolveVersion(versions)),
     dispatchBySegment(router, api.base),
   ]);
   // The internal API's path (section 10): Origin on changes (403) -> session (401) -> 404/405 -> role (403) -> input -> handler.

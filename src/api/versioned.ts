@@ -23,9 +23,10 @@ export function renderingOf(versions: Versions, resource: CompiledResource, vers
 
 const asItIs = (object: Row) => object;
 
-/** The headers of a write's answer: Location, and for a replay Idempotent-Replayed and the version it was first sent in. */
-export function answerHeaders(answer: Answer, replayed: boolean): Record<string, string> {
-  return { ...(answer.location ? { Location: answer.location } : {}), ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}), ...(answer.version ? { 'Api-Version': answer.version } : {}) };
+/** The headers of a write's answer: Location, and for a replay Idempotent-Replayed and the version it was first sent in (the request's is set already). */
+export function answerHeaders(answer: Answer, replayed: boolean): Record<string, string> | undefined {
+  if (!replayed) return answer.location ? { Location: answer.location } : undefined;
+  return { ...(answer.location ? { Location: answer.location } : {}), 'Idempotent-Replayed': 'true', ...(answer.version ? { 'Api-Version': answer.version } : {}) };
 }
 
 /**

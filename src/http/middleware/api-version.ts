@@ -19,10 +19,13 @@ interface Known {
 export function provisionalVersion(versions: Known) {
   return (ctx: Ctx): void => {
     if (ctx.response.get(API_VERSION_HEADER)) return;
-    const asked = ctx.get(API_VERSION_HEADER);
-    ctx.set(API_VERSION_HEADER, asked !== '' && versions.has(asked) ? asked : versions.latest);
+    const asked = ctx.get(ASKED);
+    ctx.set(API_VERSION_HEADER, asked !== '' && versions.has(asked) ? asked : (ctx.state.auth?.key.api_version ?? versions.latest));
   };
 }
+
+/** The request header's name as Node keeps it. */
+const ASKED = API_VERSION_HEADER.toLowerCase();
 
 /**
  * The version the request is answered in: `Api-Version` when sent (400 invalid_api_version,
@@ -30,8 +33,8 @@ export function provisionalVersion(versions: Known) {
  * latest for a route without a key). Set on the answer, success or error.
  */
 export function resolveVersion(versions: Known) {
-  return (ctx: Ctx, next: () => Promise<unknown>) => {
-    const asked = ctx.get(API_VERSION_HEADER);
+  return (ctx: Ctx): void => {
+    const asked = ctx.get(ASKED);
     if (asked !== '' && !versions.has(asked)) {
       const detail = `${JSON.stringify(asked.slice(0, 40))} is not a version of this API: send Api-Version as one of ${versions.known.join(', ')} (YYYY-MM-DD), or leave it out for the key's own version.`;
       throw new ApiError('invalid_api_version', detail, { fields: { versions: versions.known } });
@@ -39,6 +42,5 @@ export function resolveVersion(versions: Known) {
     const version = asked !== '' ? asked : (ctx.state.auth?.key.api_version ?? ctx.state.pinned ?? versions.latest);
     ctx.state.apiVersion = version;
     ctx.set(API_VERSION_HEADER, version);
-    return next();
   };
 }

@@ -5,8 +5,10 @@ import type { Ctx } from './context.js';
  * Turns what the router leaves unanswered into problem+json: no route (404), a route without
  * this method (405, the router has set Allow), a method the router does not know (501).
  */
-export function fallback() {
+export function fallback(first?: (ctx: Ctx) => void) {
   return async (ctx: Ctx, next: () => Promise<unknown>) => {
+    // What the API does for every request it routes (the public API: its version), in this layer rather than one of its own.
+    first?.(ctx);
     await next();
     if (ctx.body !== undefined && ctx.body !== null) return;
     if (ctx.status === 405) throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`);
