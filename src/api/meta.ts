@@ -2,7 +2,7 @@ import { scopeCatalog } from '../auth/scopes.js';
 import { eventCatalog } from '../events/catalog.js';
 import type { Registry } from '../kernel/registry/index.js';
 import { caller, type Route, route } from '../http/route.js';
-import { ApiError } from '../common/errors.js';
+import { unknownVersion } from '../http/middleware/api-version.js';
 import { ref } from '../openapi/operation.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
 
@@ -67,7 +67,7 @@ export function metaRoutes(registry: Registry, document: (version: string) => st
       errors: ['invalid_parameter', 'invalid_api_version', 'internal_error'],
       handle: (input) => {
         const version = input.query.version ?? input.version;
-        if (!versions.has(version)) throw new ApiError('invalid_api_version', `${JSON.stringify(version.slice(0, 40))} is not a version of this API: ask for one of ${versions.known.join(', ')}.`, { fields: { versions: versions.known } });
+        if (!versions.has(version)) throw unknownVersion(version, versions.known, 'ask for one of them');
         return { text: document(version), type: 'application/json', headers: { 'Cache-Control': 'public, max-age=300', 'Api-Version': version } };
       },
     }),

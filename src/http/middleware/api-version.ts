@@ -24,6 +24,11 @@ export function provisionalVersion(versions: Known) {
   };
 }
 
+/** 400 invalid_api_version: `asked` is no version of the API; `versions` lists those it has, and `how` says what to do. */
+export function unknownVersion(asked: string, known: readonly string[], how: string): ApiError {
+  return new ApiError('invalid_api_version', `${JSON.stringify(asked.slice(0, 40))} is not a version of this API, whose versions are ${known.join(', ')} (YYYY-MM-DD): ${how}.`, { fields: { versions: known } });
+}
+
 /** The request header's name as Node keeps it. */
 const ASKED = API_VERSION_HEADER.toLowerCase();
 
@@ -35,10 +40,7 @@ const ASKED = API_VERSION_HEADER.toLowerCase();
 export function resolveVersion(versions: Known) {
   return (ctx: Ctx): void => {
     const asked = ctx.get(ASKED);
-    if (asked !== '' && !versions.has(asked)) {
-      const detail = `${JSON.stringify(asked.slice(0, 40))} is not a version of this API: send Api-Version as one of ${versions.known.join(', ')} (YYYY-MM-DD), or leave it out for the key's own version.`;
-      throw new ApiError('invalid_api_version', detail, { fields: { versions: versions.known } });
-    }
+    if (asked !== '' && !versions.has(asked)) throw unknownVersion(asked, versions.known, "send Api-Version as one of them, or leave it out for the key's own version");
     const version = asked !== '' ? asked : (ctx.state.auth?.key.api_version ?? ctx.state.pinned ?? versions.latest);
     ctx.state.apiVersion = version;
     ctx.set(API_VERSION_HEADER, version);
