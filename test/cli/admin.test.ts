@@ -131,6 +131,18 @@ describe('the admin command', () => {
     expect(Number(live?.n)).to.equal(2, 'no refused key was written');
   });
 
+  it('pins a key to the API version asked for (--api-version), lists it, and refuses one the API does not have', async () => {
+    const ws = await workspace('pro');
+    const made = await admin(['key', 'create', '--workspace', ws, '--name', 'pinned', '--scopes', 'read:deals', '--api-version', '2026-11-21', '--json']);
+    expect(made.code, made.stderr).to.equal(0);
+    expect((JSON.parse(made.stdout) as { api_version: string }).api_version).to.equal('2026-11-21');
+    const listed = await admin(['key', 'list', '--workspace', ws]);
+    expect(listed.stdout).to.contain('2026-11-21');
+    await refused(['key', 'create', '--workspace', ws, '--name', 'later', '--scopes', 'read:deals', '--api-version', '2027-01-15'], /api_version must be one of this API's versions: 2026-11-21/);
+    const keys = await app.deps.db('api_keys').count({ n: '*' }).where('workspace_id', ws).first();
+    expect(Number(keys?.n)).to.equal(1, 'the refused key was not written');
+  });
+
   it('makes keys that expire (--expires-in-days), and sets the workspace key lifetime they must keep to', async () => {
     const ws = await workspace('pro');
     const made = await admin(['key', 'create', '--workspace', ws, '--name', 'short', '--scopes', 'read:deals', '--expires-in-days', '5', '--json']);
