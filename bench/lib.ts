@@ -75,6 +75,17 @@ export async function populate(scopes: string[], name = ''): Promise<{ db: Knex;
   return { db, workspaceId: ws.id, tokens };
 }
 
+/**
+ * Node's flags for every server started: `BENCH_PROF=DIR` writes a CPU profile of each there;
+ * `BENCH_NODE_FLAGS` adds flags of its own, space-separated (both sides get the same), such as
+ * `--no-allocation-site-pretenuring` to tell a change's cost from V8's choice to allocate a
+ * site's objects in the old generation (bench/HISTORY.md, issue 57).
+ */
+const NODE_FLAGS = [
+  ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+  ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+];
+
 export interface Server {
   url: string;
   child: ChildProcess;
@@ -86,7 +97,7 @@ export interface Server {
  */
 export function start(script: string, extra: Record<string, string> = {}, ready?: string, dir = ROOT_DIR): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), '--import', 'tsx', path.join(dir, script)], { cwd: dir, env: { ...env, LOG_LEVEL: 'info', ...extra } });
+    const child = spawn(process.execPath, [...NODE_FLAGS, '--import', 'tsx', path.join(dir, script)], { cwd: dir, env: { ...env, LOG_LEVEL: 'info', ...extra } });
     let out = '';
     const collect = (d: Buffer) => {
       out += d;
