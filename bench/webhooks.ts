@@ -11,12 +11,17 @@
  * BENCH_DESTINATION=nats delivers to a NATS destination instead (nats://127.0.0.1:4222, a
  * JetStream stream made for the run; arrivals timed by a subscriber of the subject), with the
  * same targets (issue 28).
- * Usage: npm run bench:webhooks   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=...] [BENCH_DESTINATION=nats]
+ * BENCH_ORDERING=1 compares instead the two orderings of a subscription (issue 58): 100 deals
+ * updated 20 times each while no worker runs, then one worker delivers the 2,000 deal.updated
+ * events to a subscription with `ordering: "per_object"`, and, in alternating rounds
+ * (BENCH_ROUNDS), the same to one with `"none"`: deliveries per second, per_object / none
+ * (target >= 0.8).
+ * Usage: npm run bench:webhooks   [BENCH_DATABASE_URL=... BENCH_REDIS_URL=...] [BENCH_DESTINATION=nats] [BENCH_ORDERING=1]
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
-import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, start } from './lib.js';
+import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, medianOf, ROUNDS, start } from './lib.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const RATE = Number(process.env.BENCH_RATE ?? 200);
@@ -59,7 +64,64 @@ async function waitForArrivals(count: number, timeoutMs: number): Promise<void> 
   }
 }
 
-try {
+/** Stops the server and starts it again with its worker (the embedded default) or a worker process: the backlog's delivery starts now. */
+async function startDelivering(): Promise<number> {
+  if (EMBEDDED) {
+    api.child.kill('SIGTERM');
+    await new Promise((r) => api.child.once('exit', r));
+    api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'inline' });
+  } else {
+    worker = await start('src/worker.ts', workerEnv, 'delivery worker started');
+  }
+  return Date.now();
+}
+
+/** Stops delivering: the worker process, or the server's inline worker (the server starts again without one). */
+async function stopDelivering(): Promise<void> {
+  const child = EMBEDDED ? api.child : worker?.child;
+  if (!child) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  worker = undefined;
+  if (EMBEDDED) api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'off' });
+}
+
+/** BENCH_ORDERING: per_object against none, each round 100 deals x 20 updates delivered from a backlog. */
+async function compareOrdering(): Promise<void> {
+  const OBJECTS = 100;
+  const UPDATES = 20;
+  const call = (path: string, method: string, json?: unknown) => fetch(`${api.url}${path}`, { method, headers: { authorization: `Bearer ${tokens[0]}`, 'content-type': 'application/json' }, ...(json ? { body: JSON.stringify(json) } : {}) });
+  const ids: string[] = [];
+  for (let i = 0; i < OBJECTS; i++) ids.push(((await (await call('/v1/deals', 'POST', { title: `Ordered ${i}`, amount: 1, currency: 'EUR' })).json()) as { id: string }).id);
+  const rates: Record<'none' | 'per_object', number[]> = { none: [], per_object: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const ordering of round % 2 === 0 ? (['per_object', 'none'] as const) : (['none', 'per_object'] as const)) {
+      const made = await call('/v1/webhooks', 'POST', { url: receiverUrl, events: ['deal.updated'], ordering });
+      if (made.status !== 201) throw new Error(`cannot subscribe: ${made.status} ${await made.text()}`);
+      const sub = (await made.json()) as { id: string };
+      // Each deal's updates one after another (the object's versions), the deals side by side.
+      await load(`${api.url}/v1/deals`, tokens, 120, { method: 'PATCH', amount: OBJECTS * UPDATES, vary: (n) => ({ path: `/v1/deals/${ids[n % OBJECTS]}`, body: JSON.stringify({ amount: n + 2 }) }) });
+      arrivals.length = 0;
+      const started = await startDelivering();
+      await waitForArrivals(OBJECTS * UPDATES, 120_000);
+      const rate = (OBJECTS * UPDATES) / ((arrivals[arrivals.length - 1]!.at - started) / 1000);
+      rates[ordering].push(rate);
+      console.log('  round %d, %s: %s deliveries/s', round + 1, ordering, fmt(rate));
+      await stopDelivering();
+      const gone = await call(`/v1/webhooks/${sub.id}`, 'DELETE');
+      if (gone.status !== 204) throw new Error(`cannot delete the subscription: ${gone.status}`);
+    }
+  }
+  const ratios = rates.per_object.map((r, i) => r / (rates.none[i] ?? NaN)).sort((a, b) => a - b);
+  console.log('\nOrdered delivery, %d deals x %d updates, one worker (%s), %s, receiver answering 200 at once, %d rounds', OBJECTS, UPDATES, EMBEDDED ? 'the inline worker of the server' : 'a worker process', BACKEND, ROUNDS);
+  console.log('  none        median %s deliveries/s', fmt(medianOf(rates.none)));
+  console.log('  per_object  median %s deliveries/s', fmt(medianOf(rates.per_object)));
+  const ratio = medianOf(rates.per_object) / medianOf(rates.none);
+  console.log('  per_object / none  %s (per round %s; target >= 0.8: %s)', ratio.toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '), ratio >= 0.8 ? 'met' : 'MISSED');
+}
+
+/** The throughput of a backlog of EVENTS, then the latency of a steady stream right after it. */
+async function throughputAndLatency(): Promise<void> {
   const sub = await fetch(`${api.url}/v1/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${tokens[0]}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: receiverUrl, events: ['deal.created'] }) });
   if (sub.status !== 201) throw new Error(`cannot subscribe: ${sub.status} ${await sub.text()}`);
   const body = JSON.stringify({ title: 'Webhook benchmark', amount: 1000, currency: 'EUR' });
@@ -68,20 +130,10 @@ try {
   await load(`${api.url}/v1/deals`, tokens, 120, { method: 'POST', body, amount: EVENTS });
   console.log('done');
 
-  let started: number;
-  if (EMBEDDED) {
-    // The embedded default's worker is the server's own (WORKER=inline: a separate worker has
-    // no Redis to hear writes by, and polls): the server that wrote the burst gives way to one
-    // with its worker, as a restart would.
-    api.child.kill('SIGTERM');
-    await new Promise((r) => api.child.once('exit', r));
-    api = await start('src/server.ts', { WEBHOOK_ALLOW_PRIVATE: 'true', WORKER: 'inline' });
-    // Timed from when it listens (its worker starts just before): start-up is not delivery.
-    started = Date.now();
-  } else {
-    worker = await start('src/worker.ts', workerEnv, 'delivery worker started');
-    started = Date.now();
-  }
+  // The embedded default's worker is the server's own (WORKER=inline: a separate worker has no
+  // Redis to hear writes by, and polls): the server that wrote the burst gives way to one with
+  // its worker, as a restart would; timed from when it listens (start-up is not delivery).
+  const started = await startDelivering();
   await waitForArrivals(EVENTS, 120_000);
   const seconds = (arrivals[arrivals.length - 1]!.at - started) / 1000;
   const throughput = EVENTS / seconds;
@@ -107,6 +159,10 @@ try {
     const t0 = Math.min(...arrivals.map((a) => a.createdAt));
     console.log(arrivals.filter((a) => a.at - a.createdAt > 300).map((a) => `${a.createdAt - t0}+${a.at - a.createdAt}`).join(' '));
   }
+}
+
+try {
+  await (process.env.BENCH_ORDERING ? compareOrdering() : throughputAndLatency());
 } finally {
   worker?.child.kill('SIGTERM');
   api.child.kill('SIGTERM');

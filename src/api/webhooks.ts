@@ -6,12 +6,12 @@ import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSecret, updateWebhook, type WebhookDeps } from '../webhooks/subscriptions.js';
-import { getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery, sendTestEvent } from '../webhooks/deliveries.js';
+import { DELIVERY_STATUSES, getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery, sendTestEvent } from '../webhooks/deliveries.js';
 import { recoverWebhook } from '../webhooks/recover.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
 
 const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS } as const;
-const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] } } } as const;
+const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: [...DELIVERY_STATUSES] } } } as const;
 
 const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
 const id = { id: { type: 'string', description: 'The subscription id (`wh_...`).' } };

@@ -37,7 +37,7 @@ export async function sweepRetention(db: Knex, now: number, retentionMs: number,
       const ids = events.map((e) => e.id);
       const deliveries = (await trx('webhook_deliveries').select('id', 'event_id', 'status').whereIn('event_id', ids)) as Array<{ id: string; event_id: string; status: string }>;
       const waiting = (await trx('events_pending').select('event_id').whereIn('event_id', ids)) as Array<{ event_id: string }>;
-      const busy = new Set([...deliveries.filter((d) => d.status === 'pending').map((d) => d.event_id), ...waiting.map((w) => w.event_id)]);
+      const busy = new Set([...deliveries.filter((d) => d.status === 'pending' || d.status === 'held').map((d) => d.event_id), ...waiting.map((w) => w.event_id)]);
       const gone = events.filter((e) => !busy.has(e.id));
       const goneDeliveries = deliveries.filter((d) => !busy.has(d.event_id)).map((d) => d.id);
       if (goneDeliveries.length > 0) {

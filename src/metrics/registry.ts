@@ -35,6 +35,20 @@ export function createMetrics(deps: { db: Knex; redis: Redis | undefined; redisC
   const deliveryDuration = new Histogram({ name: 'wsapi_webhook_delivery_duration_seconds', help: 'Time of one delivery attempt, until the answer or the failure.', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
   const due = new Gauge({ name: 'wsapi_webhook_deliveries_due', help: 'Pending deliveries whose time has come (waiting for a worker).', registers });
   const oldest = new Gauge({ name: 'wsapi_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due delivery has been due (0 when none is).', registers });
+  new Gauge({
+    name: 'wsapi_webhook_oldest_pending_age_seconds',
+    help: 'For each subscription with deliveries not yet done (pending or held), how long ago its oldest was made: a line held behind a failing delivery (per_object ordering) grows it.',
+    labelNames: ['webhook'] as const,
+    registers,
+    async collect() {
+      const now = deps.now();
+      const rows = await (deps.db('webhook_deliveries').select('subscription_id').min({ at: 'created_at' }).whereIn('status', ['pending', 'held']).groupBy('subscription_id') as Promise<Array<{ subscription_id: string; at: number | string }>>).catch(() => undefined);
+      // The database away: the last values stay, and the scrape still answers (readiness says why).
+      if (rows === undefined) return;
+      this.reset();
+      for (const row of rows) this.set({ webhook: row.subscription_id }, Math.max(0, (now - asNumber(row.at)) / 1000));
+    },
+  });
   const awaiting = new Gauge({
     name: 'wsapi_events_awaiting_fanout',
     help: 'Committed events not yet turned into deliveries.',

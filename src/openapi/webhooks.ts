@@ -17,6 +17,7 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   max_deliveries_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 1000, description: 'The most deliveries a second this subscription gets (all workers together); null: no limit.' },
   payload: { type: 'string', enum: ['full', 'thin'], description: 'What each delivery carries: `full`, the event with the object whole; `thin`, the event with `data.object` cut to `{ id, version }`.' },
   api_version: { type: 'string', format: 'date', description: 'The API version its deliveries are rendered in (and signed as rendered).', examples: ['2026-11-21'] },
+  ordering: { type: 'string', enum: ['none', 'per_object'], description: "`per_object`: its deliveries about one object are attempted in the order of the object's versions, each `held` until the one before it succeeded or was given up; `none`: no order." },
   signature: { type: 'string', enum: ['hmac', 'ed25519'], description: 'How deliveries are signed: `hmac` (`v1,`, with the secret) or `ed25519` (`v1a,`, verified with `public_key`).' },
   public_key: { type: ['string', 'null'], pattern: '^whpk_[A-Za-z0-9+/=]+$', description: 'For an ed25519 subscription, the key that verifies its deliveries (Standard Webhooks `whpk_`); null for hmac.' },
   failing_since: time('When its current run of failed attempts began; null while its last attempt succeeded.', true),
@@ -31,13 +32,14 @@ const deliveryProperties: Record<string, JsonSchema> = {
   webhook_id: { type: 'string', pattern: idPattern('wh_') },
   event_id: { type: 'string', pattern: idPattern('evt_'), description: 'Also the webhook-id header of every attempt.' },
   event_type: { type: 'string' },
-  status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+  status: { type: 'string', enum: ['pending', 'held', 'succeeded', 'failed'], description: '`held`: waiting behind an earlier delivery about the same object (a per_object subscription).' },
   attempts: { type: 'integer', minimum: 0, description: 'How many attempts were made.' },
   last_response_status: { type: ['integer', 'null'], description: "The receiver's last HTTP status; null if it never answered." },
   last_error: { type: ['string', 'null'], description: 'Why the last attempt failed, if it did.' },
   next_attempt_at: time('When the next attempt is due; null unless pending.', true),
   created_at: time('When the delivery was created.'),
   delivered_at: time('When a 2xx arrived; null until then.', true),
+  held_behind: { type: ['string', 'null'], pattern: idPattern('dlv_'), description: 'For a held delivery, the delivery about the same object being attempted now, that it waits behind (null while the event before it is still being fanned out); null unless held.' },
 };
 
 const attempt: JsonSchema = {

@@ -39,12 +39,17 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
       set: { lease_owner: leaseOwner, next_attempt_at: now + leaseMs },
     }),
   );
+  return jobsOf(db, ids, leaseOwner);
+}
+
+/** The jobs of deliveries `leaseOwner` holds, among `ids`: what sending each needs. */
+export async function jobsOf(db: Knex, ids: readonly string[], leaseOwner: string): Promise<Job[]> {
   if (ids.length === 0) return [];
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload', 's.url_password as sub_url_password', 's.api_version as sub_api_version')
-    .whereIn('d.id', ids)
+    .whereIn('d.id', [...ids])
     .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string; sub_url_password: string | null; sub_api_version: string }>;
   return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, sub_url_password, sub_api_version, ...delivery }) => ({
     delivery: delivery as DeliveryRow,

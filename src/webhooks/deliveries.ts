@@ -6,7 +6,12 @@ import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import type { Who } from '../common/who.js';
+import { heads } from './ordering.js';
 import { findSubscription, requireWebhookPlan, subscriptionEvent, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
+
+/** A delivery's states: `held` waits behind an earlier one about its object (per_object ordering, webhooks/ordering.ts). */
+export const DELIVERY_STATUSES = ['pending', 'held', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface DeliveryRow {
   id: string;
@@ -14,7 +19,7 @@ export interface DeliveryRow {
   subscription_id: string;
   event_id: string;
   event_type: string;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: DeliveryStatus;
   attempts: number;
   retries_left: number;
   next_attempt_at: number | string | null;
@@ -24,9 +29,16 @@ export interface DeliveryRow {
   created_at: number | string;
   updated_at: number | string;
   delivered_at: number | string | null;
+  /** Its object, for a per_object subscription's delivery (its line); null otherwise. */
+  object_id: string | null;
+  /** Its place in its object's line (the event's seq); null unless per_object. */
+  event_seq: number | string | null;
+  /** event_seq while it is not done (pending or held), null once it is: what finds a line's head (webhooks/ordering.ts). */
+  line_seq: number | string | null;
 }
 
-export function toDelivery(row: DeliveryRow) {
+/** A delivery as clients see it; `heldBehind` names the delivery a held one waits for (webhooks/ordering.ts heads). */
+export function toDelivery(row: DeliveryRow, heldBehind: string | null = null) {
   return {
     id: row.id,
     webhook_id: row.subscription_id,
@@ -39,6 +51,7 @@ export function toDelivery(row: DeliveryRow) {
     next_attempt_at: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
+    held_behind: row.status === 'held' ? heldBehind : null,
   };
 }
 
@@ -60,6 +73,9 @@ export function newDelivery(workspaceId: string, subscriptionId: string, event: 
     created_at: now,
     updated_at: now,
     delivered_at: null,
+    object_id: null,
+    event_seq: null,
+    line_seq: null,
   };
 }
 
@@ -79,10 +95,21 @@ async function createTestDelivery(db: Knex, subscription: SubscriptionRow, retri
 }
 
 /** A page of a subscription's deliveries, newest first, of one status or all. */
-function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
+async function listDeliveries(db: Knex, subscriptionId: string, query: { limit: number; cursor?: string; status?: string }) {
   const q = db('webhook_deliveries').where({ subscription_id: subscriptionId });
   if (query.status) q.where({ status: query.status });
-  return keysetPage(q, query, { resource: 'delivery', sort: '-created_at' }, toDelivery);
+  const page = await keysetPage(q, query, { resource: 'delivery', sort: '-created_at' }, toDelivery);
+  await sayHeldBehind(db, page.data);
+  return page;
+}
+
+/** Each held delivery's `held_behind`: the delivery at the head of its line (webhooks/ordering.ts). */
+async function sayHeldBehind(db: Knex, deliveries: Array<ReturnType<typeof toDelivery>>): Promise<void> {
+  const held = deliveries.filter((d) => d.status === 'held');
+  if (held.length === 0) return;
+  const rows = (await db('webhook_deliveries').select('id', 'status', 'subscription_id', 'object_id').whereIn('id', held.map((d) => d.id))) as Array<{ id: string; status: string; subscription_id: string; object_id: string | null }>;
+  const found = await heads(db, rows);
+  for (const d of held) d.held_behind = found.get(d.id) ?? null;
 }
 
 /** How many of each subscription's latest deliveries recentDeliveries() gives. */
@@ -102,6 +129,7 @@ export async function recentDeliveries(db: Knex, workspaceId: string, subscripti
   const rows = (await db.from(ranked.as('r')).where('recent', '<=', RECENT_PER_SUBSCRIPTION).orderBy([{ column: 'subscription_id' }, { column: 'recent' }])) as Array<DeliveryRow & { recent: number }>;
   const bySubscription = new Map<string, ReturnType<typeof toDelivery>[]>(subscriptionIds.map((id) => [id, []]));
   for (const row of rows) bySubscription.get(row.subscription_id)?.push(toDelivery(row));
+  await sayHeldBehind(db, [...bySubscription.values()].flat());
   return [...bySubscription].map(([webhook_id, deliveries]) => ({ webhook_id, deliveries }));
 }
 
@@ -117,7 +145,8 @@ async function retryDelivery(db: Knex, subscriptionId: string, deliveryId: strin
     const row = (await trx('webhook_deliveries').first().where({ id: deliveryId, subscription_id: subscriptionId }).forUpdate()) as DeliveryRow | undefined;
     if (!row) throw deliveryNotFound(deliveryId);
     const inFlight = row.status === 'pending' && row.lease_owner !== null && asNumber(row.next_attempt_at) > now;
-    if (inFlight) return row;
+    // A held one goes when its line reaches it (per_object ordering): a retry does not jump the line.
+    if (inFlight || row.status === 'held') return row;
     const update = { status: 'pending' as const, next_attempt_at: now, lease_owner: null, updated_at: now, ...(row.status === 'pending' ? {} : { retries_left: 0 }) };
     await trx('webhook_deliveries').update(update).where({ id: row.id });
     return { ...row, ...update };
@@ -133,9 +162,10 @@ async function findDeliveryWithAttempts(db: Knex, subscriptionId: string, delive
     .select('attempt', 'started_at', 'duration_ms', 'response_status', 'response_excerpt', 'error')
     .where({ delivery_id: row.id })
     .orderBy([{ column: 'attempt', order: 'desc' }, { column: 'id', order: 'desc' }])) as Array<Record<string, unknown>>;
+  const delivery = toDelivery(row, row.status === 'held' ? ((await heads(db, [row])).get(row.id) ?? null) : null);
   // docs/reference.md section 11: here `attempts` is the list itself (its length is the count the log shows).
   return {
-    ...toDelivery(row),
+    ...delivery,
     attempts: attempts.map((a) => ({
       attempt: asNumber(a.attempt),
       attempted_at: iso(a.started_at),

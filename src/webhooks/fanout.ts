@@ -5,6 +5,7 @@ import { takeQueued, transaction } from '../db/dialects/index.js';
 import { matches } from '../events/patterns.js';
 import { PENDING_COLUMNS, type PendingEntry } from '../kernel/storage/index.js';
 import { newDelivery, type DeliveryRow } from './deliveries.js';
+import { type Line, releaseLines } from './ordering.js';
 
 const INSERT_CHUNK = 500;
 
@@ -29,29 +30,62 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
       trx('webhook_subscriptions as s')
       .join('workspaces as w', 'w.id', 's.workspace_id')
       .join('plans as p', 'p.name', 'w.plan')
-      .select('s.id', 's.workspace_id', 's.events', 's.created_at')
+      .select('s.id', 's.workspace_id', 's.events', 's.created_at', 's.ordering')
       .whereIn('s.workspace_id', workspaces)
       .whereNull('s.deleted_at')
       .where('s.enabled', true),
       'p',
-    )) as Array<{ id: string; workspace_id: string; events: string; created_at: number | string }>;
-    const byWorkspace = new Map<string, Array<{ id: string; patterns: string[]; created_at: number }>>();
+    )) as Array<{ id: string; workspace_id: string; events: string; created_at: number | string; ordering: string }>;
+    const byWorkspace = new Map<string, Array<{ id: string; patterns: string[]; created_at: number; ordered: boolean }>>();
     for (const s of subscriptions) {
       const list = byWorkspace.get(s.workspace_id) ?? [];
-      list.push({ id: s.id, patterns: JSON.parse(s.events) as string[], created_at: asNumber(s.created_at) });
+      list.push({ id: s.id, patterns: JSON.parse(s.events) as string[], created_at: asNumber(s.created_at), ordered: s.ordering === 'per_object' });
       byWorkspace.set(s.workspace_id, list);
     }
     const deliveries: DeliveryRow[] = [];
+    const ordered: DeliveryRow[] = [];
     for (const event of events) {
       for (const s of byWorkspace.get(event.workspace_id) ?? []) {
         // An event about a subscription (webhook.failing, webhook.disabled) goes to the others only.
-        if (s.created_at <= asNumber(event.created_at) && matches(s.patterns, event.type) && s.id !== event.object_id) deliveries.push(newDelivery(event.workspace_id, s.id, event, retries, now));
+        if (s.created_at <= asNumber(event.created_at) && matches(s.patterns, event.type) && s.id !== event.object_id) {
+          const delivery = newDelivery(event.workspace_id, s.id, event, retries, now);
+          deliveries.push(delivery);
+          if (s.ordered) ordered.push(delivery);
+        }
       }
     }
+    const lines = await placeInLines(trx, ordered);
     // By subscription id: the foreign key takes a shared lock on each subscription row, in the
     // order recording the attempts takes its exclusive ones (record.ts), so the two never cycle.
     deliveries.sort((a, b) => (a.subscription_id < b.subscription_id ? -1 : a.subscription_id > b.subscription_id ? 1 : 0));
     for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(i, i + INSERT_CHUNK));
+    // Each line's first, where nothing before it is unfinished, goes now; the rest wait their turn.
+    await releaseLines(trx, lines, now);
     return { events: events.length, deliveries: deliveries.length };
   });
+}
+
+/**
+ * The deliveries of per_object subscriptions, placed in their objects' lines: held, each with
+ * its object and its event's seq (the order of the object's versions); the lines they joined.
+ */
+async function placeInLines(trx: Knex.Transaction, ordered: DeliveryRow[]): Promise<Line[]> {
+  if (ordered.length === 0) return [];
+  const seqs = new Map<string, { seq: number; object: string }>();
+  const ids = [...new Set(ordered.map((d) => d.event_id))];
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    const rows = (await trx('events').select('id', 'seq', 'object_id').whereIn('id', ids.slice(i, i + INSERT_CHUNK))) as Array<{ id: string; seq: number | string; object_id: string }>;
+    for (const row of rows) seqs.set(row.id, { seq: asNumber(row.seq), object: row.object_id });
+  }
+  const lines: Line[] = [];
+  for (const delivery of ordered) {
+    const event = seqs.get(delivery.event_id);
+    if (!event) continue;
+    delivery.status = 'held';
+    delivery.object_id = event.object;
+    delivery.event_seq = event.seq;
+    delivery.line_seq = event.seq;
+    lines.push({ subscription_id: delivery.subscription_id, object_id: event.object });
+  }
+  return lines;
 }

@@ -6,6 +6,7 @@ import type { Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';
 import { emitAbout, reportFailing } from './operational.js';
+import { type HandOff, type Line, releaseLines } from './ordering.js';
 
 /** Five days in which every attempt failed disable a subscription (docs/reference.md section 8). */
 export const FAILING_DISABLES_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
@@ -37,15 +38,21 @@ export interface FailedAttempt {
   next_attempt_at: string | null;
 }
 
-export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number): Promise<FailedAttempt[]> {
-  if (finished.length === 0) return [];
+/** What recording found: the failed attempts, and the deliveries handed to the worker (the next of the lines its deliveries finished). */
+export interface Recorded {
+  failed: FailedAttempt[];
+  handed: string[];
+}
+
+export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number, handOff?: HandOff): Promise<Recorded> {
+  if (finished.length === 0) return { failed: [], handed: [] };
   return transaction(db, async (trx) => {
     // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
     // A delivery leased to someone else now is theirs to record.
     const rows = (await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).select('id', 'lease_owner')) as Array<{ id: string; lease_owner: string | null }>;
     const owners = new Map(rows.map((r) => [r.id, r.lease_owner]));
     const kept = finished.filter((f) => owners.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
-    if (kept.length === 0) return [];
+    if (kept.length === 0) return { failed: [], handed: [] };
     const mine = kept.filter((f) => owners.get(f.job.delivery.id) === f.job.delivery.lease_owner);
     // Deliveries first (a claim takes them by ascending id too), the same new state in one
     // statement (typically every success of the batch); the attempts' foreign key then only
@@ -54,6 +61,8 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
     for (const { update, lease, ids } of groupUpdates(updates)) {
       await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
     }
+    // A per_object line moves on when its delivery is done (succeeded, or given up): its next, to this worker.
+    const handed = await releaseLines(trx, linesDone(mine, updates), now, handOff);
     await trx('webhook_attempts').insert(
       kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,
@@ -81,7 +90,7 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
       for (const outcome of outcomes) await recordStreak(trx, id, outcome, now);
       if (outcomes.some((o) => !succeeded(o))) await reportFailing(trx, id, now);
     }
-    return mine
+    const failed = mine
       .filter((f) => !succeeded(f.outcome))
       .map((f) => {
         const next = updates.get(f)?.next_attempt_at as number | null;
@@ -95,7 +104,18 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
           next_attempt_at: next === null ? null : new Date(next).toISOString(),
         };
       });
+    return { failed, handed };
   });
+}
+
+/** The lines of per_object deliveries that are finished now (webhooks/ordering.ts). */
+function linesDone(finished: readonly Finished[], updates: ReadonlyMap<Finished, Record<string, unknown>>): Line[] {
+  const lines: Line[] = [];
+  for (const f of finished) {
+    const { object_id: objectId, subscription_id: subscriptionId } = f.job.delivery;
+    if (objectId != null && updates.get(f)?.status !== 'pending') lines.push({ subscription_id: subscriptionId, object_id: objectId });
+  }
+  return lines;
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -109,8 +129,9 @@ function deliveryUpdate({ job, outcome }: Finished, delays: readonly number[], n
   const d = job.delivery;
   const attempts = asNumber(d.attempts) + 1;
   const common = { attempts, last_response_status: outcome.status, last_error: outcome.error, lease_owner: null, updated_at: now };
-  if (succeeded(outcome)) return { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now };
-  if (outcome.status === 410 || asNumber(d.retries_left) <= 0) return { ...common, status: 'failed', next_attempt_at: null };
+  // Done: out of its line (line_seq), if it was in one (webhooks/ordering.ts).
+  if (succeeded(outcome)) return { ...common, status: 'succeeded', next_attempt_at: null, delivered_at: now, line_seq: null };
+  if (outcome.status === 410 || asNumber(d.retries_left) <= 0) return { ...common, status: 'failed', next_attempt_at: null, line_seq: null };
   return { ...common, status: 'pending', retries_left: asNumber(d.retries_left) - 1, next_attempt_at: now + (outcome.retryAfterMs ?? retryDelayMs(delays, attempts)) };
 }
 
@@ -155,7 +176,9 @@ async function recordStreak(trx: Knex.Transaction, subscriptionId: string, outco
 export async function failUnsendable(db: Knex, jobs: readonly Job[], now: number): Promise<void> {
   for (const job of jobs) {
     await db('webhook_deliveries')
-      .update({ status: 'failed', next_attempt_at: null, lease_owner: null, last_error: job.deleted ? 'subscription deleted' : 'subscription disabled', updated_at: now })
+      .update({ status: 'failed', next_attempt_at: null, line_seq: null, lease_owner: null, last_error: job.deleted ? 'subscription deleted' : 'subscription disabled', updated_at: now })
       .where({ id: job.delivery.id, lease_owner: job.delivery.lease_owner });
   }
+  const lines = jobs.flatMap(({ delivery: d }) => (d.object_id != null ? [{ subscription_id: d.subscription_id, object_id: d.object_id }] : []));
+  if (lines.length > 0) await releaseLines(db, lines, now);
 }

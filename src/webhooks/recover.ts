@@ -7,6 +7,7 @@ import { ApiError } from '../common/errors.js';
 import type { Who } from '../common/who.js';
 import { findSubscription, requireWebhookPlan, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
 import { readWindow } from '../common/window.js';
+import { type Line, releaseLines } from './ordering.js';
 
 /** Events looked at per transaction: each one short, whatever the window holds. */
 const RECOVER_BATCH = 1000;
@@ -22,18 +23,23 @@ const RECOVER_BATCH = 1000;
  */
 async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window: { since: number; until: number }, retries: number, now: number): Promise<number> {
   const since = Math.max(window.since, asNumber(subscription.created_at));
-  const failed = await db('webhook_deliveries')
-    .where({ subscription_id: subscription.id, status: 'failed' })
-    .where('created_at', '>=', window.since)
-    .where('created_at', '<', window.until)
-    .update({ status: 'pending', next_attempt_at: now, retries_left: retries, lease_owner: null, updated_at: now });
+  // per_object: what is sent again joins its line held, and goes in the order of its object's events.
+  const ordered = subscription.ordering === 'per_object';
+  const lines: Line[] = [];
+  const failedInWindow = () => db('webhook_deliveries').where({ subscription_id: subscription.id, status: 'failed' }).where('created_at', '>=', window.since).where('created_at', '<', window.until);
+  if (ordered) {
+    const objects = (await failedInWindow().distinct('object_id').whereNotNull('object_id')) as Array<{ object_id: string }>;
+    lines.push(...objects.map((o) => ({ subscription_id: subscription.id, object_id: o.object_id })));
+  }
+  // Back in its line at its place (line_seq), per_object; a none subscription's have no place.
+  const failed = await failedInWindow().update({ status: ordered ? 'held' : 'pending', line_seq: ordered ? db.ref('event_seq') : null, next_attempt_at: now, retries_left: retries, lease_owner: null, updated_at: now });
 
   const patterns = JSON.parse(subscription.events) as string[];
   let added = 0;
   let after: { created_at: number; seq: number } | undefined;
   for (;;) {
     const q = db('events as e')
-      .select('e.seq', 'e.id', 'e.type', 'e.created_at')
+      .select('e.seq', 'e.id', 'e.type', 'e.created_at', 'e.object_id')
       .where('e.workspace_id', subscription.workspace_id)
       .where('e.created_at', '>=', since)
       .where('e.created_at', '<', window.until)
@@ -42,17 +48,25 @@ async function recoverDeliveries(db: Knex, subscription: SubscriptionRow, window
       .whereNot('e.type', 'webhook.test')
       .whereNotExists((sub) => sub.select(db.raw('1')).from('webhook_deliveries as d').where('d.subscription_id', subscription.id).whereRaw('d.event_id = e.id'));
     if (after) q.where((w) => w.where('e.created_at', '>', after!.created_at).orWhere((x) => x.where('e.created_at', after!.created_at).where('e.seq', '>', after!.seq)));
-    const events = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.seq' }]).limit(RECOVER_BATCH)) as Array<{ seq: number; id: string; type: string; created_at: number | string }>;
+    const events = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.seq' }]).limit(RECOVER_BATCH)) as Array<{ seq: number | string; id: string; type: string; created_at: number | string; object_id: string }>;
     if (events.length === 0) break;
     const last = events[events.length - 1]!;
     after = { created_at: asNumber(last.created_at), seq: asNumber(last.seq) };
-    const deliveries: DeliveryRow[] = events.filter((e) => matches(patterns, e.type)).map((e) => newDelivery(subscription.workspace_id, subscription.id, e, retries, now));
+    const deliveries: DeliveryRow[] = events
+      .filter((e) => matches(patterns, e.type))
+      .map((e) => {
+        const delivery = newDelivery(subscription.workspace_id, subscription.id, e, retries, now);
+        if (!ordered) return delivery;
+        lines.push({ subscription_id: subscription.id, object_id: e.object_id });
+        return { ...delivery, status: 'held', object_id: e.object_id, event_seq: asNumber(e.seq), line_seq: asNumber(e.seq) };
+      });
     if (deliveries.length > 0) {
       await transaction(db, (trx) => trx('webhook_deliveries').insert(deliveries).onConflict(['subscription_id', 'event_id']).ignore());
       added += deliveries.length;
     }
     if (events.length < RECOVER_BATCH) break;
   }
+  await releaseLines(db, lines, now);
   return failed + added;
 }
 

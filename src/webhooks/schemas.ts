@@ -1,5 +1,6 @@
 import { SIGNATURES } from './signing.js';
 import { PAYLOADS } from './payloads.js';
+import { ORDERINGS } from './ordering.js';
 import { windowProperties } from '../common/window.js';
 
 /** What a subscription's create and update take: the service's input, checked by whichever door it comes through. */
@@ -15,8 +16,13 @@ const api_version = {
   description: "The API version its deliveries are rendered (and signed) in, one of GET /versions. Left out on creation: the making key's version (the latest from the administration area).",
   examples: ['2026-11-21'],
 } as const;
-export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload, signature, api_version } } as const;
-export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, api_version, enabled: { type: 'boolean' } } } as const;
+const ordering = {
+  type: 'string',
+  enum: [...ORDERINGS],
+  description: "How its deliveries are ordered: `none` (default), each sent as soon as it can be; `per_object`, those about one object (the same `data.object.id`) attempted strictly in the order of the object's versions, each waiting (`held`) until the one before it succeeded or was given up.",
+} as const;
+export const CREATE_SCHEMA = { type: 'object', additionalProperties: false, required: ['url', 'events'], properties: { url, events, description, max_deliveries_per_second, payload, signature, api_version, ordering } } as const;
+export const UPDATE_SCHEMA = { type: 'object', additionalProperties: false, properties: { url, events, description, max_deliveries_per_second, payload, api_version, ordering, enabled: { type: 'boolean' } } } as const;
 /** What recovery takes: the window, by when the events and deliveries were made. */
 export const RECOVER_SCHEMA = {
   type: 'object',

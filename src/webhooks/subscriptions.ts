@@ -1,5 +1,6 @@
 import { splitCredentials } from './credentials.js';
 import type { Payload } from './payloads.js';
+import type { Ordering } from './ordering.js';
 import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
 import { findPlan } from '../auth/keys.js';
@@ -53,6 +54,8 @@ export interface SubscriptionRow {
   max_deliveries_per_second: number | null;
   payload: string;
   api_version: string;
+  /** How its deliveries about one object are ordered (webhooks/ordering.ts). */
+  ordering: string;
   signature: string;
   public_key: string | null;
   disabled_reason: string | null;
@@ -79,6 +82,7 @@ export function toSubscription(row: SubscriptionRow) {
     max_deliveries_per_second: asNullableNumber(row.max_deliveries_per_second),
     payload: row.payload as Payload,
     api_version: row.api_version,
+    ordering: row.ordering as Ordering,
     signature: row.signature as SignatureKind,
     public_key: row.public_key,
     disabled_reason: row.disabled_reason,
@@ -130,6 +134,7 @@ export interface NewSubscription {
   payload?: Payload;
   signature?: SignatureKind;
   api_version?: string;
+  ordering?: Ordering;
 }
 
 /**
@@ -166,6 +171,7 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
       max_deliveries_per_second: input.max_deliveries_per_second ?? null,
       payload: input.payload ?? 'full',
       api_version: input.api_version ?? deps.defaultVersion,
+      ordering: input.ordering ?? 'none',
       signature: kind,
       public_key: publicKeyOf(secret),
       url_password: destination.password === null ? null : keyring.seal(destination.password, id),
@@ -203,6 +209,7 @@ export interface SubscriptionChanges {
   max_deliveries_per_second?: number | null;
   payload?: Payload;
   api_version?: string;
+  ordering?: Ordering;
   enabled?: boolean;
 }
 
@@ -225,6 +232,7 @@ export async function updateWebhook(deps: WebhookDeps, who: Who, id: string, cha
     if (changes.max_deliveries_per_second !== undefined) update.max_deliveries_per_second = changes.max_deliveries_per_second;
     if (changes.payload !== undefined) update.payload = changes.payload;
     if (changes.api_version !== undefined) update.api_version = changes.api_version;
+    if (changes.ordering !== undefined) update.ordering = changes.ordering;
     if (changes.enabled !== undefined) {
       update.enabled = changes.enabled;
       // disabled_reason says why the service turned it off; it is null when the client did.

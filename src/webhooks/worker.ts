@@ -5,10 +5,11 @@ import { createNatsSender, type NatsSender } from './nats.js';
 import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
-import { claimDue, nextDue, type Job } from './claim.js';
+import { claimDue, jobsOf, nextDue, type Job } from './claim.js';
 import { Throttle } from './throttle.js';
 import { fanOut } from './fanout.js';
 import { failUnsendable } from './record.js';
+import { sweepHeld } from './ordering.js';
 import { AttemptRecorder } from './recorder.js';
 import { createSender, type Outcome, type Sender } from './send.js';
 import { createResolve } from './ssrf.js';
@@ -16,6 +17,8 @@ import { signingSecrets } from './subscriptions.js';
 import { Wakeup } from './wakeup.js';
 
 const CLAIM_BATCH = 100;
+/** How often a worker sweeps for held deliveries nothing holds any more (webhooks/ordering.ts). */
+const SWEEP_EVERY_MS = 250;
 /**
  * After a round that found work but filled no batch, the next one waits: half a millisecond for
  * each event the round fanned out, from GATHER_MS to MAX_GATHER_MS, signals or not. Under a
@@ -101,6 +104,9 @@ class DeliveryWorker implements Worker {
   private readonly minClaim: number;
   private running = true;
   private claims = 0;
+  /** Where the sweep of held deliveries goes on from (webhooks/ordering.ts), and when it last ran. */
+  private swept = '';
+  private sweptAt = -Infinity;
   private readonly loopDone: Promise<void>;
 
   constructor(
@@ -113,7 +119,17 @@ class DeliveryWorker implements Worker {
     this.sender = createSender(destinations);
     this.nats = createNatsSender(destinations);
     this.amqp = createAmqpSender(destinations);
-    this.recorder = new AttemptRecorder({ db, clock, log, metrics, retryDelays: config.webhookRetryDelays, workerId: this.id, recorded: this.wakeup.signal });
+    this.recorder = new AttemptRecorder({
+      db,
+      clock,
+      log,
+      metrics,
+      retryDelays: config.webhookRetryDelays,
+      workerId: this.id,
+      recorded: this.wakeup.signal,
+      handOff: () => ({ owner: this.newLease(), leaseMs: config.webhookLeaseMs, limit: this.running ? this.freeSlots() : 0 }),
+      handed: (ids, owner) => void this.takeOn(ids, owner),
+    });
     this.minClaim = Math.max(1, Math.floor(config.webhookConcurrency / 4));
     this.unsubscribe = notifier.subscribe(this.wakeup.signal);
     this.loopDone = this.loop();
@@ -134,6 +150,33 @@ class DeliveryWorker implements Worker {
     await this.nats.close();
     await this.amqp.close();
     log.info({ worker: this.id }, 'delivery worker stopped');
+  }
+
+  /** A lease of its own for each claim (and each hand-off): recording checks a delivery is still held by it. */
+  private newLease(): string {
+    return `${this.id}:${++this.claims}`;
+  }
+
+  /** Sends deliveries handed to it already leased (the next of per_object lines it finished), as it sends what it claims. */
+  private async takeOn(ids: string[], owner: string): Promise<void> {
+    const { db, log } = this.deps;
+    try {
+      const jobs = await jobsOf(db, ids, owner);
+      // Stopping: their lease runs out and another worker's claim takes them.
+      if (this.running) await this.sendJobs(jobs);
+    } catch (err) {
+      // As above: nothing is lost, their leases end.
+      log.error({ err, worker: this.id }, 'cannot take on the deliveries handed over; their leases will end');
+    }
+  }
+
+  /** Fails what cannot be sent (subscription off or deleted), then sends the rest as the throttle admits them. */
+  private async sendJobs(jobs: Job[]): Promise<void> {
+    const { db, clock } = this.deps;
+    // Test deliveries go out even to a subscription that is off: the client asked for them.
+    const unsendable = jobs.filter((j) => j.deleted || (!j.enabled && j.delivery.event_type !== 'webhook.test'));
+    if (unsendable.length > 0) await failUnsendable(db, unsendable, clock.now());
+    for (const job of await this.throttle.admit(jobs.filter((j) => !unsendable.includes(j)), () => clock.now())) this.deliver(job);
   }
 
   private freeSlots(): number {
@@ -197,13 +240,16 @@ class DeliveryWorker implements Worker {
     let found: Found = fanned.events === fanBatch ? 'full' : fanned.events > 0 ? 'some' : 'nothing';
     // The claim on a turn of its own: events fanned out, then the requests waiting, then the claim.
     if (found !== 'nothing') await new Promise((resolve) => setImmediate(resolve));
+    // Held deliveries a race left behind (their line's head finished as they joined it) go now;
+    // at most every SWEEP_EVERY_MS, as such a race is rare.
+    if (performance.now() - this.sweptAt >= SWEEP_EVERY_MS) {
+      this.sweptAt = performance.now();
+      this.swept = await sweepHeld(db, this.swept, clock.now());
+    }
     if (this.freeSlots() >= this.minClaim && this.running) {
       const limit = Math.min(this.freeSlots(), CLAIM_BATCH);
-      const jobs = await claimDue(db, `${this.id}:${++this.claims}`, clock.now(), config.webhookLeaseMs, limit);
-      // Test deliveries go out even to a subscription that is off: the client asked for them.
-      const unsendable = jobs.filter((j) => j.deleted || (!j.enabled && j.delivery.event_type !== 'webhook.test'));
-      if (unsendable.length > 0) await failUnsendable(db, unsendable, clock.now());
-      for (const job of await this.throttle.admit(jobs.filter((j) => !unsendable.includes(j)), () => clock.now())) this.deliver(job);
+      const jobs = await claimDue(db, this.newLease(), clock.now(), config.webhookLeaseMs, limit);
+      await this.sendJobs(jobs);
       if (jobs.length >= limit) found = 'full';
       else if (jobs.length > 0 && found === 'nothing') found = 'some';
     }

@@ -6,7 +6,7 @@ type Webhook = Schemas['Webhook'];
 type Delivery = Schemas['Delivery'];
 type EventType = Schemas['EventTypeList']['data'][number];
 
-const STATUSES = ['pending', 'succeeded', 'failed'] as const;
+const STATUSES = ['pending', 'held', 'succeeded', 'failed'] as const;
 
 /** How long a list keeps looking for news after an action: a queued event may take a moment to appear. */
 const WATCH_MS = 30_000;
@@ -134,7 +134,7 @@ function OperationalBanner({ hook }: { hook: Webhook }) {
   return null;
 }
 
-type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload']; signature?: Webhook['signature'] };
+type WebhookBody = { url: string; events: string[]; description: string | null; max_deliveries_per_second: number | null; payload: Webhook['payload']; ordering: Webhook['ordering']; signature?: Webhook['signature'] };
 
 function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webhook; submitLabel: string; onSubmit: (body: WebhookBody) => void; busy: boolean }) {
   const catalog = useLoad(() => must(api.GET('/events')), []);
@@ -144,11 +144,12 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
   const [perSecond, setPerSecond] = useState(initial?.max_deliveries_per_second == null ? '' : String(initial.max_deliveries_per_second));
   const [payload, setPayload] = useState<Webhook['payload']>(initial?.payload ?? 'full');
   const [signature, setSignature] = useState<Webhook['signature']>('hmac');
+  const [ordering, setOrdering] = useState<Webhook['ordering']>(initial?.ordering ?? 'none');
   return (
     <form
       onSubmit={(e) => {
         e.preventDefault();
-        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond), payload, ...(initial ? {} : { signature }) });
+        onSubmit({ url: url.trim(), events: [...events], description: description.trim() || null, max_deliveries_per_second: perSecond.trim() === '' ? null : Number(perSecond), payload, ordering, ...(initial ? {} : { signature }) });
       }}
     >
       <label>
@@ -168,6 +169,13 @@ function WebhookForm({ initial, submitLabel, onSubmit, busy }: { initial?: Webho
         <select value={payload} onChange={(e) => setPayload(e.currentTarget.value as Webhook['payload'])}>
           <option value="full">Full: the object whole, and the old values of what changed</option>
           <option value="thin">Thin: the object's id and version only (the receiver fetches it)</option>
+        </select>
+      </label>
+      <label>
+        Order
+        <select value={ordering} onChange={(e) => setOrdering(e.currentTarget.value as Webhook['ordering'])}>
+          <option value="none">None: each delivery goes as soon as it can</option>
+          <option value="per_object">Per object: one object's events in the order of its versions, each waiting for the one before</option>
         </select>
       </label>
       {!initial && (
@@ -242,11 +250,21 @@ export function NewWebhookPage({ admin }: { admin: boolean }) {
   );
 }
 
+/** What a held delivery waits behind: the delivery about its object being attempted now. */
+function HeldBehind({ webhookId, delivery }: { webhookId: string; delivery: string }) {
+  return (
+    <>
+      {' '}
+      behind <a href={`#/webhooks/${webhookId}/deliveries/${delivery}`}>{delivery}</a>
+    </>
+  );
+}
+
 function Deliveries({ id, round }: { id: string; round: number }) {
   const [status, setStatus] = useState<'' | (typeof STATUSES)[number]>('');
   const { data, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}) } } })), [id, status, round]);
   const watching = useWatching([id, status, round]);
-  usePolling(reload, watching || (data?.data.some((d) => d.status === 'pending') ?? false));
+  usePolling(reload, watching || (data?.data.some((d) => d.status === 'pending' || d.status === 'held') ?? false));
   return (
     <section>
       <h2>Deliveries</h2>
@@ -276,6 +294,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
                 <td>{d.event_type}</td>
                 <td>
                   <span class={`badge ${d.status}`}>{d.status}</span>
+                  {d.held_behind && <HeldBehind webhookId={id} delivery={d.held_behind} />}
                 </td>
                 <td>{d.attempts}</td>
                 <td>{d.last_response_status ?? d.last_error ?? '—'}</td>
@@ -369,6 +388,8 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             <dd>{hook.signature === 'ed25519' ? <>Ed25519 (v1a); public key <code>{hook.public_key}</code></> : 'HMAC-SHA256 with the secret (v1)'}</dd>
             <dt>Payload</dt>
             <dd>{hook.payload === 'thin' ? 'Thin: the object\'s id and version' : 'Full: the object whole'}</dd>
+            <dt>Order</dt>
+            <dd>{hook.ordering === 'per_object' ? "Per object: one object's events in the order of its versions" : 'None'}</dd>
             <dt>Created</dt>
             <dd><When at={hook.created_at} /></dd>
           </dl>
@@ -442,7 +463,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
   const { data: d, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries/{delivery_id}', { params: { path: { id: webhookId, delivery_id: deliveryId } } })), [webhookId, deliveryId]);
   const action = useAction();
   const watching = useWatching([action.notice]);
-  usePolling(reload, watching || d?.status === 'pending');
+  usePolling(reload, watching || d?.status === 'pending' || d?.status === 'held');
   return (
     <>
       <p>
@@ -460,6 +481,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
             <dt>Status</dt>
             <dd>
               <span class={`badge ${d.status}`}>{d.status}</span>
+              {d.held_behind && <HeldBehind webhookId={webhookId} delivery={d.held_behind} />}
             </dd>
             <dt>Created</dt>
             <dd><When at={d.created_at} /></dd>

@@ -1,0 +1,133 @@
+import type { Knex } from 'knex';
+
+/**
+ * Ordered delivery (docs/reference.md section 20). A `per_object` subscription's deliveries about
+ * one object form a line, in the order of the object's events (`event_seq`: an event's `seq`,
+ * which for one object follows its versions, each write holding the object's row until it
+ * commits). Only a line's first unfinished delivery is `pending`; those behind it are `held`
+ * until it succeeds or is given up, so claims (which take `pending` only) keep the order with
+ * any number of workers, and a worker that dies leaves its lease to run out as before.
+ *
+ * A held delivery is released (made pending, due now) when it is its line's head (the least
+ * `line_seq`: a delivery has one while it is not done) and no earlier event of the object still
+ * waits for the fan-out. That is checked where a line moves (a fan-out adding to it, an attempt finishing it,
+ * a recovery) and, for a release a race left behind, by a sweep each worker round.
+ */
+export const ORDERINGS = ['none', 'per_object'] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+
+/** A line: one subscription's deliveries about one object. */
+export interface Line {
+  subscription_id: string;
+  object_id: string;
+}
+
+/** How many held deliveries a sweep looks at in one round, and how many lines one statement reads. */
+const SWEEP_BATCH = 200;
+const LINES_A_STATEMENT = 100;
+
+/** The first unfinished delivery of a line: what the rest of it waits behind. */
+interface Head {
+  id: string;
+  status: string;
+  subscription_id: string;
+  object_id: string;
+  line_seq: number | string;
+}
+
+const key = (line: Line) => `${line.subscription_id}\u0000${line.object_id}`;
+
+/**
+ * Each line's head, in one statement: the least `line_seq` of the line (set while a delivery is
+ * not done, so one probe of webhook_deliveries_line, however long the object's history), joined
+ * back to its row.
+ */
+async function headsOf(db: Knex | Knex.Transaction, lines: readonly Line[]): Promise<Head[]> {
+  if (lines.length === 0) return [];
+  const firsts = db('webhook_deliveries')
+    .select('subscription_id', 'object_id')
+    .min({ seq: 'line_seq' })
+    .whereNotNull('line_seq')
+    // Each line an index range (an IN of pairs, MariaDB planned as no range at all).
+    .where((w) => {
+      for (const line of lines) w.orWhere((x) => x.where('subscription_id', line.subscription_id).where('object_id', line.object_id));
+    })
+    .groupBy('subscription_id', 'object_id');
+  return (await db('webhook_deliveries as d')
+    .join(firsts.as('f'), (on) => on.on('d.subscription_id', 'f.subscription_id').andOn('d.object_id', 'f.object_id').andOn('d.line_seq', 'f.seq'))
+    .whereNotNull('d.line_seq')
+    .select('d.id', 'd.status', 'd.subscription_id', 'd.object_id', 'd.line_seq')) as Head[];
+}
+
+/** Of held heads, those whose object has no earlier event still waiting for the fan-out (it would join the line before them). */
+async function notWaitingForFanOut(db: Knex | Knex.Transaction, held: readonly Head[]): Promise<Head[]> {
+  if (held.length === 0) return [];
+  const waiting = (await db('events_pending as p')
+    .join('events as e', 'e.id', 'p.event_id')
+    .select('p.object_id')
+    .min({ seq: 'e.seq' })
+    .whereIn('p.object_id', [...new Set(held.map((h) => h.object_id))])
+    .groupBy('p.object_id')) as Array<{ object_id: string; seq: number | string }>;
+  const earliest = new Map(waiting.map((w) => [w.object_id, Number(w.seq)]));
+  return held.filter((h) => !(Number(h.line_seq) > (earliest.get(h.object_id) ?? Infinity)));
+}
+
+/**
+ * A worker that finished a line's delivery takes the next one on at once (up to `limit`), leased
+ * to `owner` as a claim would lease it: a line then moves on without waiting for a claim round.
+ */
+export interface HandOff {
+  owner: string;
+  leaseMs: number;
+  limit: number;
+}
+
+/**
+ * Releases the next delivery of each line given, where nothing before it is unfinished: due
+ * now, or with `handOff` leased to that worker (up to its limit). Answers the ids handed off.
+ */
+export async function releaseLines(db: Knex | Knex.Transaction, lines: readonly Line[], now: number, handOff?: HandOff): Promise<string[]> {
+  const all = [...new Map(lines.map((l) => [key(l), l])).values()];
+  const handed: string[] = [];
+  for (let i = 0; i < all.length; i += LINES_A_STATEMENT) {
+    const heads = await headsOf(db, all.slice(i, i + LINES_A_STATEMENT));
+    const free = (await notWaitingForFanOut(db, heads.filter((h) => h.status === 'held'))).map((h) => h.id);
+    const taken = handOff ? free.splice(0, Math.max(0, handOff.limit - handed.length)) : [];
+    const release = (ids: string[], lease: Record<string, unknown>) => (ids.length === 0 ? Promise.resolve(0) : db('webhook_deliveries').update({ status: 'pending', updated_at: now, ...lease }).whereIn('id', ids).where('status', 'held'));
+    await release(free, { next_attempt_at: now });
+    if (handOff && taken.length > 0) {
+      await release(taken, { next_attempt_at: now + handOff.leaseMs, lease_owner: handOff.owner });
+      handed.push(...taken);
+    }
+  }
+  return handed;
+}
+
+/**
+ * The sweep: the lines of held deliveries after `after` (by id, a cursor that wraps round),
+ * released where nothing holds them any more. Returns the cursor for the next round. Cheap
+ * when none is held: one probe of the status index.
+ */
+export async function sweepHeld(db: Knex, after: string, now: number): Promise<string> {
+  const held = (await db('webhook_deliveries').select('id', 'subscription_id', 'object_id').where('status', 'held').where('id', '>', after).orderBy('id').limit(SWEEP_BATCH)) as Array<{ id: string } & Line>;
+  if (held.length === 0) return '';
+  await releaseLines(db, held, now);
+  return held.length < SWEEP_BATCH ? '' : held[held.length - 1]!.id;
+}
+
+/**
+ * For held deliveries: the delivery at the head of each one's line being attempted now, that it
+ * waits behind (none while the one before it waits for the fan-out).
+ */
+export async function heads(db: Knex | Knex.Transaction, rows: ReadonlyArray<{ id: string; status: string; subscription_id: string; object_id: string | null }>): Promise<Map<string, string>> {
+  const lines: Line[] = [];
+  for (const r of rows) if (r.status === 'held' && r.object_id !== null) lines.push({ subscription_id: r.subscription_id, object_id: r.object_id });
+  const found = new Map<string, string>();
+  if (lines.length === 0) return found;
+  const byLine = new Map((await headsOf(db, [...new Map(lines.map((l) => [key(l), l])).values()])).filter((h) => h.status === 'pending').map((h) => [key(h), h.id]));
+  for (const r of rows) {
+    const head = r.status === 'held' && r.object_id !== null ? byLine.get(key({ subscription_id: r.subscription_id, object_id: r.object_id })) : undefined;
+    if (head !== undefined) found.set(r.id, head);
+  }
+  return found;
+}
