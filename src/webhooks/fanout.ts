@@ -19,11 +19,11 @@ const INSERT_CHUNK = 500;
  * each entry is written once and deleted once (migrations/20261127000000_events_pending.ts).
  */
 export async function fanOut(db: Knex, now: number, batch: number, retries: number): Promise<{ events: number; deliveries: number }> {
-  return transaction(db, async (trx) => {
+  const fanned = await transaction(db, async (trx) => {
     // Ids are made in time order: the oldest waiting come first (docs/reference.md section 8 promises no order).
     // created_at as the driver gives it back (a string from MySQL's bigint): read with asNumber.
     const taken = (await takeQueued(trx, { table: 'events_pending', key: 'event_id', columns: PENDING_COLUMNS, limit: batch })) as Array<Omit<PendingEntry, 'created_at'> & { created_at: number | string }>;
-    if (taken.length === 0) return { events: 0, deliveries: 0 };
+    if (taken.length === 0) return { events: 0, deliveries: 0, lines: [] };
     const events = taken.map(({ event_id, ...routing }) => ({ id: event_id, ...routing }));
     const workspaces = [...new Set(events.map((e) => e.workspace_id))];
     const subscriptions = (await whereAllowsWebhooks(
@@ -59,10 +59,13 @@ export async function fanOut(db: Knex, now: number, batch: number, retries: numb
     // order recording the attempts takes its exclusive ones (record.ts), so the two never cycle.
     deliveries.sort((a, b) => (a.subscription_id < b.subscription_id ? -1 : a.subscription_id > b.subscription_id ? 1 : 0));
     for (let i = 0; i < deliveries.length; i += INSERT_CHUNK) await trx('webhook_deliveries').insert(deliveries.slice(i, i + INSERT_CHUNK));
-    // Each line's first, where nothing before it is unfinished, goes now; the rest wait their turn.
-    await releaseLines(trx, lines, now);
-    return { events: events.length, deliveries: deliveries.length };
+    return { events: events.length, deliveries: deliveries.length, lines };
   });
+  // Each line's first, where nothing before it is unfinished, goes now; the rest wait their turn.
+  // After the commit, not in the transaction: that holds the subscriptions' rows (the foreign
+  // key's shared locks), and recording an attempt locks deliveries before subscriptions.
+  await releaseLines(db, fanned.lines, now);
+  return { events: fanned.events, deliveries: fanned.deliveries };
 }
 
 /**

@@ -8,10 +8,11 @@ import type { Knex } from 'knex';
  * until it succeeds or is given up, so claims (which take `pending` only) keep the order with
  * any number of workers, and a worker that dies leaves its lease to run out as before.
  *
- * A held delivery is released (made pending, due now) when it is its line's head (the least
- * `line_seq`: a delivery has one while it is not done) and no earlier event of the object still
- * waits for the fan-out. That is checked where a line moves (a fan-out adding to it, an attempt finishing it,
- * a recovery) and, for a release a race left behind, by a sweep each worker round.
+ * A held delivery is released (made pending: due now, or leased to the worker that finished the
+ * one before it, HandOff) when it is its line's head (the least `line_seq`: a delivery has one
+ * while it is not done) and no earlier event of the object still waits for the fan-out. That is
+ * checked where a line moves (a fan-out adding to it, an attempt finishing it, a recovery) and,
+ * for a release a race left behind, by a sweep each worker round.
  */
 export const ORDERINGS = ['none', 'per_object'] as const;
 export type Ordering = (typeof ORDERINGS)[number];

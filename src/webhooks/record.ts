@@ -22,8 +22,10 @@ export interface Finished {
  * when retries are exhausted or on 410) and each subscription's failure streak. A delivery whose
  * lease this worker lost (another worker took it over) is left to that worker.
  *
- * Rows are locked in one order, deliveries then subscriptions, each by ascending id. Fan-out
- * takes its (shared, foreign-key) locks on subscriptions in the same order, so neither it nor
+ * Rows are locked in one order, deliveries then subscriptions, each by ascending id (the
+ * batch's deliveries, then the held ones it releases, which no other batch holds: a line's
+ * delivery is recorded once). Fan-out takes its (shared, foreign-key) locks on subscriptions in
+ * the same order, and releases what it added to lines only after it commits, so neither it nor
  * another worker recording its own batch can close a cycle with this transaction.
  */
 /** A failed attempt as recorded: what the worker logs of it. */
