@@ -17,6 +17,8 @@ import { adminPage, isAdminPage } from './http/admin-page.js';
 import { PROBE_PATHS, probes } from './http/probes.js';
 import { accessLog } from './http/middleware/access-log.js';
 import { observe } from './http/middleware/observe.js';
+import { traceRequests } from './http/middleware/trace.js';
+import { tracingOn } from './tracing/tracer.js';
 import { meter } from './http/middleware/meter.js';
 import { measure } from './http/middleware/metrics.js';
 import { UsageMeter } from './admin/usage.js';
@@ -115,6 +117,8 @@ export function createApp(deps: Deps, registry: Registry): App {
   const provisional = provisionalVersion(versions);
   const isPublic = (path: string) => !isInternal(path) && !isAdminPage(path) && !PROBE_PATHS.has(path);
   const chain = [
+    // With traces only: without, not even a layer of the chain (docs/operator.md, Traces).
+    ...(tracingOn() ? [traceRequests()] : []),
     observe(deps.clock, identify, errorRenderer(deps.log, (ctx) => isPublic(ctx.path) && provisional(ctx)), [meter(usage, requests), measure(deps.metrics), accessLog(deps.log)]),
     (ctx: Ctx, next: () => Promise<unknown>) => (isInternal(ctx.path) ? internalChain(ctx, next) : isAdminPage(ctx.path) ? page(ctx) : PROBE_PATHS.has(ctx.path) ? probe(ctx) : publicChain(ctx, next)),
   ];

@@ -13,6 +13,7 @@ import { pgChannel } from './events/pg-channel.js';
 import { systemClock, type Clock } from './common/clock.js';
 import type { Keyring } from './secrets/keyring.js';
 import { loadKeyring } from './secrets/load.js';
+import { flushTraces, traceFields, tracingOn } from './tracing/tracer.js';
 
 export interface Deps {
   readonly config: Config;
@@ -56,6 +57,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     base: { pid: process.pid },
     serializers: { err: serializeError },
     redact: { paths: ['token', 'secret', '*.token', '*.secret', 'headers.authorization'], censor: '[redacted]' },
+    // With traces, each line written within a span names it (trace_id, span_id).
+    ...(tracingOn() ? { mixin: traceFields } : {}),
   };
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
@@ -92,6 +95,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       await redis?.close();
       reads.close();
       await db.destroy();
+      // The spans still buffered leave before the process does.
+      await flushTraces();
     },
   });
 }

@@ -188,6 +188,22 @@ export const DAY_MS = 24 * 3600 * 1000;
 
 const seconds = (name: string, fallback: number, min: number, max: number, meaning: string) => integerSetting(name, fallback, min, max, meaning);
 
+/** OTEL_TRACES_SAMPLER's values, as the OpenTelemetry specification names them. */
+export const TRACE_SAMPLERS = ['parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio', 'always_on', 'always_off', 'traceidratio'] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
+/** A collector's base URL: http or https, nothing else. */
+function parseOtlpEndpoint(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT', `must be a URL (http://collector:4318), got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT', `must be an http or https URL (OTLP over HTTP), got "${url.protocol}"`);
+  return raw;
+}
+
 /** Every setting, in the order the operator's guide lists them (settings.ts; `npm run docs:settings` writes the table). */
 export const SETTINGS = {
   port: integerSetting('PORT', 3000, 0, 65535, 'where the API listens'),
@@ -293,6 +309,22 @@ export const SETTINGS = {
     1_000_000,
     'connections one process holds at once; at the cap a new connection takes the place of the one idle longest (waiting for its first headers, or kept alive between requests), and only when every connection is busy with a request is it closed as it arrives (logged at most every 10 s)',
   ),
+  // Traces (docs/operator.md, Traces): the OpenTelemetry SDK's own variables, read here so that a bad value stops start-up with one line.
+  otelEndpoint: customSetting(
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'unset: no traces, nothing of the SDK loaded',
+    "an OTLP/HTTP collector's base URL (`http://collector:4318`): the server and workers export their traces there (`/v1/traces`)",
+    (raw) => (raw ? parseOtlpEndpoint(raw) : undefined),
+  ),
+  otelProtocol: choiceSetting('OTEL_EXPORTER_OTLP_PROTOCOL', 'http/protobuf', ['http/protobuf', 'http/json'], 'how spans are sent to the collector (OTLP over HTTP; gRPC is not offered)'),
+  otelServiceName: customSetting('OTEL_SERVICE_NAME', '`workspace-api` (`workspace-api-worker` for `npm run worker`)', "the traces' `service.name`", (raw) => raw || undefined),
+  otelSampler: choiceSetting('OTEL_TRACES_SAMPLER', 'parentbased_always_on', TRACE_SAMPLERS, "which requests are traced; `parentbased_*` follow an incoming `traceparent`'s decision"),
+  otelSamplerArg: customSetting('OTEL_TRACES_SAMPLER_ARG', '`1`', 'the share of traces kept by the `*traceidratio` samplers, from `0` to `1` (`0.1`: one in ten)', (raw) => {
+    if (!raw) return 1;
+    const ratio = Number(raw);
+    if (!/^\d*\.?\d+$/.test(raw) || ratio > 1) throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got "${raw}"`);
+    return ratio;
+  }),
 } as const;
 
 /** Each setting's value as its declaration reads it. */

@@ -1,8 +1,7 @@
 import net from 'node:net';
 import amqp from 'amqplib';
 import type { Clock } from '../common/clock.js';
-import { startAttempt, type Message, type Outcome } from './send.js';
-import { signedHeaders } from './signing.js';
+import { deliveryHeaders, startAttempt, type Message, type Outcome } from './send.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
@@ -108,7 +107,7 @@ export function createAmqpSender(options: { resolve: Resolve; allowPrivate: bool
       const { vhost, exchange } = amqpTarget(url) ?? { vhost: '/', exchange: '' };
       ({ channel } = await linkTo(url, vhost, exchange));
       const open = channel;
-      const headers = signedHeaders(message);
+      const headers = deliveryHeaders(message);
       const confirmed = new Promise<void>((resolvePublish, reject) => {
         open.publish(
           exchange,

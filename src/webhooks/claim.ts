@@ -22,6 +22,8 @@ export interface Job {
   urlPassword: string | null;
   /** The API version the subscription's deliveries are rendered in. */
   apiVersion: string;
+  /** The traceparent stored with the event (tracing/tracer.ts): its attempts are spans of that trace. Null when it has none. */
+  traceparent: string | null;
 }
 
 /**
@@ -48,10 +50,10 @@ export async function jobsOf(db: Knex, ids: readonly string[], leaseOwner: strin
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-    .select('d.*', 'e.payload', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload', 's.url_password as sub_url_password', 's.api_version as sub_api_version')
+    .select('d.*', 'e.payload', 'e.traceparent as event_traceparent', 's.url', 's.secret', 's.previous_secret', 's.previous_secret_until', 's.enabled as sub_enabled', 's.deleted_at as sub_deleted_at', 's.max_deliveries_per_second as sub_max_per_second', 's.payload as sub_payload', 's.url_password as sub_url_password', 's.api_version as sub_api_version')
     .whereIn('d.id', [...ids])
-    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string; sub_url_password: string | null; sub_api_version: string }>;
-  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, sub_url_password, sub_api_version, ...delivery }) => ({
+    .where('d.lease_owner', leaseOwner)) as Array<DeliveryRow & { payload: string; url: string; secret: string; previous_secret: string | null; previous_secret_until: number | null; sub_enabled: boolean | number; sub_deleted_at: number | null; sub_max_per_second: number | null; sub_payload: string; sub_url_password: string | null; sub_api_version: string; event_traceparent: string | null }>;
+  return rows.map(({ payload, url, secret, previous_secret, previous_secret_until, sub_enabled, sub_deleted_at, sub_max_per_second, sub_payload, sub_url_password, sub_api_version, event_traceparent, ...delivery }) => ({
     delivery: delivery as DeliveryRow,
     payload,
     url,
@@ -64,6 +66,7 @@ export async function jobsOf(db: Knex, ids: readonly string[], leaseOwner: strin
     payloadKind: sub_payload === 'thin' ? 'thin' : 'full',
     apiVersion: sub_api_version,
     urlPassword: sub_url_password,
+    traceparent: event_traceparent,
   }));
 }
 

@@ -1,8 +1,7 @@
 import net from 'node:net';
 import { connect, headers as natsHeaders, type NatsConnection, type TlsOptions } from 'nats';
 import type { Clock } from '../common/clock.js';
-import { startAttempt, type Message, type Outcome } from './send.js';
-import { signedHeaders } from './signing.js';
+import { deliveryHeaders, startAttempt, type Message, type Outcome } from './send.js';
 import { bareHost, checkHost, DestinationError, type Resolve } from './ssrf.js';
 
 /**
@@ -76,7 +75,7 @@ export function createNatsSender(options: { resolve: Resolve; allowPrivate: bool
       const nc = await connectionTo(url);
       const h = natsHeaders();
       h.set('content-type', 'application/json');
-      for (const [name, value] of Object.entries(signedHeaders(message))) h.set(name, value);
+      for (const [name, value] of Object.entries(deliveryHeaders(message))) h.set(name, value);
       const ack = await nc.jetstream().publish(subject, new TextEncoder().encode(message.body), { msgID: `${message.eventId}:${message.subscriptionId}`, headers: h, timeout: timeoutMs });
       return done({ status: null, acknowledged: true, excerpt: `stream ${ack.stream}, sequence ${ack.seq}${ack.duplicate ? ' (already there)' : ''}`, error: null });
     } catch (err) {

@@ -33,6 +33,15 @@ export interface Message {
   eventId: string;
   body: string;
   secrets: readonly string[];
+  /** The attempt's span as W3C trace context, sent beside the signature; null without traces. */
+  traceparent: string | null;
+}
+
+/** A delivery's headers on every transport: Standard Webhooks' signature, and `traceparent` when traced. */
+export function deliveryHeaders(message: Message): Record<string, string> {
+  const signed: Record<string, string> = signedHeaders(message);
+  if (message.traceparent) signed.traceparent = message.traceparent;
+  return signed;
 }
 
 const EXCERPT_BYTES = 1024;
@@ -105,7 +114,7 @@ export function createSender(options: { resolve: Resolve; allowPrivate: boolean;
       // An address in the URL itself needs no lookup, so it is checked here instead.
       const host = bareHost(url);
       if (net.isIP(host)) await checkHost(host, resolve, allowPrivate);
-      const signed = signedHeaders(message);
+      const signed = deliveryHeaders(message);
       const res = await request(url, {
         method: 'POST',
         dispatcher: agent,

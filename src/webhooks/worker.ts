@@ -15,6 +15,8 @@ import { createSender, type Outcome, type Sender } from './send.js';
 import { createResolve } from './ssrf.js';
 import { signingSecrets } from './subscriptions.js';
 import { Wakeup } from './wakeup.js';
+import { traceAttempt } from './trace.js';
+import { traceparentNow, tracingOn } from '../tracing/tracer.js';
 
 const CLAIM_BATCH = 100;
 /** How often a worker sweeps for held deliveries nothing holds any more (webhooks/ordering.ts). */
@@ -183,8 +185,13 @@ class DeliveryWorker implements Worker {
     return this.deps.config.webhookConcurrency - this.inFlight.size;
   }
 
-  /** Sends one job; a secret the keyring cannot open is a failed attempt (retried), never a crash. */
+  /** Sends one job, as a span of the event's trace when traced (webhooks/trace.ts). */
   private send(job: Job): Promise<Outcome> {
+    return tracingOn() ? traceAttempt(job, () => this.attempt(job)) : this.attempt(job);
+  }
+
+  /** One attempt at a job; a secret the keyring cannot open is a failed attempt (retried), never a crash. */
+  private attempt(job: Job): Promise<Outcome> {
     const { clock, log, secrets: keyring } = this.deps;
     let secrets: string[];
     try {
@@ -200,7 +207,7 @@ class DeliveryWorker implements Worker {
       log.error({ subscription: job.delivery.subscription_id, err }, 'cannot open the destination password');
       return Promise.resolve({ startedAt: clock.now(), durationMs: 0, status: null, excerpt: null, error: 'the destination password cannot be opened with SECRET_KEYS' });
     }
-    const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payloadKind === 'full' && this.options.render ? this.options.render(job.payload, job.apiVersion) : job.payload), secrets };
+    const message = { url, eventId: job.delivery.event_id, body: deliveryBody(job.payloadKind, job.payloadKind === 'full' && this.options.render ? this.options.render(job.payload, job.apiVersion) : job.payload), secrets, traceparent: traceparentNow() };
     const transport = transportOf(url.slice(0, url.indexOf(':') + 1));
     if (transport === 'nats') return this.nats.send({ ...message, subscriptionId: job.delivery.subscription_id });
     if (transport === 'amqp') return this.amqp.send({ ...message, type: job.delivery.event_type });

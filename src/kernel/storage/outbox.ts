@@ -5,6 +5,7 @@ import { newId } from '../../common/ids.js';
 import type { Change, Row } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 import { iso } from '../../db/iso.js';
+import { traceparentNow } from '../../tracing/tracer.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */
 export interface OutboxEvent {
@@ -14,6 +15,8 @@ export interface OutboxEvent {
   object_id: string;
   payload: string;
   created_at: number;
+  /** The W3C traceparent of the span that wrote it, when traced (tracing/tracer.ts): its deliveries join that trace. */
+  traceparent: string | null;
 }
 
 /**
@@ -44,13 +47,14 @@ export function eventsFor(resource: CompiledResource, workspaceId: string, chang
   }
   const data = { object, previous: previousValues(resource, change) };
   const createdAt = iso(now);
+  const traceparent = traceparentNow();
   return types.map((type) => {
     const id = newId('evt_');
-    return { id, workspace_id: workspaceId, type, object_id: String(object.id), payload: JSON.stringify({ id, type, created_at: createdAt, data }), created_at: now };
+    return { id, workspace_id: workspaceId, type, object_id: String(object.id), payload: JSON.stringify({ id, type, created_at: createdAt, data }), created_at: now, traceparent };
   });
 }
 
-const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at'] as const satisfies readonly (keyof OutboxEvent)[];
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'object_id', 'payload', 'created_at', 'traceparent'] as const satisfies readonly (keyof OutboxEvent)[];
 
 /** An event's entry in `events_pending`, the fan-out's queue: its id and what routes it. */
 export interface PendingEntry {
@@ -61,7 +65,7 @@ export interface PendingEntry {
   created_at: number;
 }
 export const PENDING_COLUMNS = ['event_id', 'workspace_id', 'type', 'object_id', 'created_at'] as const satisfies readonly (keyof PendingEntry)[];
-export const pendingEntry = (event: OutboxEvent): PendingEntry => ({ event_id: event.id, workspace_id: event.workspace_id, type: event.type, object_id: event.object_id, created_at: event.created_at });
+export const pendingEntry = (event: Omit<OutboxEvent, 'payload' | 'traceparent'>): PendingEntry => ({ event_id: event.id, workspace_id: event.workspace_id, type: event.type, object_id: event.object_id, created_at: event.created_at });
 
 /**
  * Writes the events inside the caller's transaction, each with its entry in `events_pending`:

@@ -1,0 +1,37 @@
+import { createRequire } from 'node:module';
+import { SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+
+type Statement = { source: string };
+type Method = (this: Statement, ...values: unknown[]) => unknown;
+
+/**
+ * Spans for better-sqlite3's statements, which no OpenTelemetry instrumentation covers: its
+ * statements' `all`, `get` and `run` are wrapped, each call a client span of the span active
+ * then (none outside one: a worker's polling is not traced). Its text (placeholders, never
+ * values) is the span's `db.query.text`. better-sqlite3 runs a statement synchronously, so the
+ * span is exactly the call.
+ */
+export function traceSqlite(tracer: Tracer): void {
+  const require = createRequire(import.meta.url);
+  const Database = require('better-sqlite3') as new (file: string) => { prepare(sql: string): object; close(): void };
+  const probe = new Database(':memory:');
+  const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, Method>;
+  probe.close();
+  for (const name of ['all', 'get', 'run'] as const) {
+    const original = prototype[name] as Method;
+    prototype[name] = function (this: Statement, ...values: unknown[]) {
+      if (!trace.getActiveSpan()) return original.apply(this, values);
+      const operation = /^\s*(\w+)/.exec(this.source)?.[1]?.toUpperCase() ?? 'SQL';
+      const span = tracer.startSpan(operation, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'sqlite', 'db.operation.name': operation, 'db.query.text': this.source } });
+      try {
+        return original.apply(this, values);
+      } catch (err) {
+        span.recordException(err as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+        throw err;
+      } finally {
+        span.end();
+      }
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Span, type SpanKind } from '@opentelemetry/api';
+
+/**
+ * Traces as the rest of the service sees them, through `@opentelemetry/api` alone (a few
+ * kilobytes, no SDK). Until tracing/sdk.ts registers the SDK (OTEL_EXPORTER_OTLP_ENDPOINT set,
+ * tracing/start.ts), `tracingOn()` is false and every helper here returns at once: callers on
+ * the hot path check it before building anything.
+ */
+let on = false;
+let flush: (() => Promise<void>) | undefined;
+
+export const tracingOn = (): boolean => on;
+
+/** Called once by tracing/sdk.ts, with how to send the spans still buffered. */
+export function tracingStarted(flushSpans: () => Promise<void>): void {
+  on = true;
+  flush = flushSpans;
+}
+
+/** Sends the spans still buffered (a process that stops calls it before it exits); nothing when tracing is off. */
+export async function flushTraces(): Promise<void> {
+  await flush?.().catch(() => undefined);
+}
+
+/** The service's tracer (its instrumentation scope); the SDK's once registered. */
+export const tracer = () => trace.getTracer('workspace-api');
+
+/** A span context as a W3C `traceparent` (version 00). */
+function traceparentOf(span: Span): string {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * The active span's `traceparent`: stored with the events a request writes (the outbox), and
+ * sent with a delivery. Null without tracing or outside a span. An unsampled span is passed on
+ * too, so that what follows from it keeps its decision.
+ */
+export function traceparentNow(): string | null {
+  if (!on) return null;
+  const span = trace.getActiveSpan();
+  return span ? traceparentOf(span) : null;
+}
+
+/** A log line's fields for the active span (pino's mixin): `trace_id` and `span_id`, nothing outside a span. */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+/**
+ * Runs `run` in a new span, the child of `parent` (a stored `traceparent`; null: a trace of its
+ * own), active for everything `run` awaits; the span ends when it settles, as an error if it
+ * throws. Without tracing, `run` is called with no span.
+ */
+export async function inSpan<T>(name: string, options: { kind: SpanKind; parent: string | null; attributes: Attributes }, run: (span: Span | undefined) => Promise<T>): Promise<T> {
+  if (!on) return run(undefined);
+  const parentContext = options.parent ? propagation.extract(ROOT_CONTEXT, { traceparent: options.parent }) : ROOT_CONTEXT;
+  const span = tracer().startSpan(name, { kind: options.kind, attributes: options.attributes }, parentContext);
+  try {
+    return await context.with(trace.setSpan(parentContext, span), () => run(span));
+  } catch (err) {
+    span.recordException(err as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    throw err;
+  } finally {
+    span.end();
+  }
+}

@@ -1,0 +1,49 @@
+import { expect } from 'chai';
+import { ROOT_CONTEXT, SpanKind, TraceFlags, trace } from '@opentelemetry/api';
+import { AlwaysOnSampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
+import { ConfigError, SETTINGS } from '../../src/common/config.js';
+import { ChildCallsOnly, samplerOf } from '../../src/tracing/sdk.js';
+import { traceparentNow, tracingOn } from '../../src/tracing/tracer.js';
+
+describe('tracing pieces', () => {
+  it('builds the sampler OTEL_TRACES_SAMPLER names, with its ratio', () => {
+    expect(samplerOf('parentbased_always_on', 1).toString()).to.match(/^ParentBased\{root=AlwaysOnSampler/);
+    expect(samplerOf('parentbased_traceidratio', 0.1).toString()).to.match(/^ParentBased\{root=TraceIdRatioBased\{0\.1\}/);
+    expect(samplerOf('parentbased_always_off', 1).toString()).to.match(/^ParentBased\{root=AlwaysOffSampler/);
+    expect(samplerOf('traceidratio', 0.25).toString()).to.equal('TraceIdRatioBased{0.25}');
+    expect(samplerOf('always_off', 1).toString()).to.equal('AlwaysOffSampler');
+    expect(samplerOf('always_on', 1).toString()).to.equal('AlwaysOnSampler');
+  });
+
+  it('keeps a database or Redis call out of the traces unless it is within a span, and asks the configured sampler otherwise', () => {
+    const sampler = new ChildCallsOnly(new AlwaysOnSampler());
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const within = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED });
+    const decide = (context: typeof ROOT_CONTEXT, kind: SpanKind, attributes: Record<string, string>) => sampler.shouldSample(context, traceId, 'call', kind, attributes, []).decision;
+    expect(decide(ROOT_CONTEXT, SpanKind.CLIENT, { 'db.system': 'mysql' })).to.equal(SamplingDecision.NOT_RECORD);
+    expect(decide(ROOT_CONTEXT, SpanKind.CLIENT, { 'db.system.name': 'redis' })).to.equal(SamplingDecision.NOT_RECORD);
+    expect(decide(within, SpanKind.CLIENT, { 'db.system': 'mysql' })).to.equal(SamplingDecision.RECORD_AND_SAMPLED);
+    // A request, or a delivery attempt of an event written untraced, starts a trace.
+    expect(decide(ROOT_CONTEXT, SpanKind.SERVER, {})).to.equal(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(ROOT_CONTEXT, SpanKind.CLIENT, { 'webhook.event_type': 'deal.created' })).to.equal(SamplingDecision.RECORD_AND_SAMPLED);
+  });
+
+  it('reads the OTEL_ settings strictly: a ratio from 0 to 1, an http(s) endpoint, a known sampler', () => {
+    expect(SETTINGS.otelSamplerArg.read('0.1')).to.equal(0.1);
+    expect(SETTINGS.otelSamplerArg.read('1')).to.equal(1);
+    expect(SETTINGS.otelSamplerArg.read('0')).to.equal(0);
+    expect(SETTINGS.otelSamplerArg.read(undefined)).to.equal(1);
+    for (const bad of ['1.5', '-0.1', 'half', '10%', '1e-1']) expect(() => SETTINGS.otelSamplerArg.read(bad), bad).to.throw(ConfigError, /OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1/);
+    expect(SETTINGS.otelEndpoint.read('https://collector.example:4318')).to.equal('https://collector.example:4318');
+    expect(SETTINGS.otelEndpoint.read('')).to.equal(undefined);
+    expect(() => SETTINGS.otelEndpoint.read('collector:4318')).to.throw(ConfigError, /must be an http or https URL/);
+    expect(() => SETTINGS.otelEndpoint.read('not a url')).to.throw(ConfigError, /must be a URL/);
+    expect(() => SETTINGS.otelProtocol.read('grpc')).to.throw(ConfigError, /must be one of http\/protobuf, http\/json/);
+    expect(() => SETTINGS.otelSampler.read('sometimes')).to.throw(ConfigError);
+  });
+
+  it('says nothing of a trace while tracing is off', () => {
+    expect(tracingOn()).to.equal(false);
+    expect(traceparentNow()).to.equal(null);
+  });
+});
