@@ -8,13 +8,16 @@
  * this one adds its migrations (an older server ignores newer tables and nullable columns).
  * BENCH_AB=post compares POST /v1/deals instead; BENCH_AB=patch, PATCH /v1/deals/{id} of the
  * 10,000 deals in turn, each with a new amount (so every PATCH writes): what a write costs.
+ * BENCH_TRACES=0.1 runs this checkout with traces on (OTEL_EXPORTER_OTLP_ENDPOINT), keeping that
+ * share of the requests' traces (parentbased_traceidratio), exported to a collector that takes
+ * everything and keeps nothing, in a process of its own: what tracing costs a server.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
 import { loadConfig } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry/registry.js';
-import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, type Run } from './lib.js';
+import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, startSink, type Run } from './lib.js';
 
 const OTHER = process.env.BENCH_OTHER;
 if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
@@ -46,7 +49,9 @@ const prime = await start('src/server.ts');
 const primed = new Promise((resolve) => prime.child.once('exit', resolve));
 prime.child.kill('SIGTERM');
 await primed;
-const self = await start('src/server.ts');
+const TRACES = process.env.BENCH_TRACES;
+const collector = TRACES ? await startSink() : undefined;
+const self = await start('src/server.ts', collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACES ?? '' } : {});
 const MODE = process.env.BENCH_AB ?? 'get';
 const request =
   MODE === 'post'
@@ -74,7 +79,7 @@ try {
   }
   const med = (xs: Run[]) => medianOf(xs.map((r) => r.rps));
   const spread = (xs: Run[]) => `${fmt(Math.min(...xs.map((r) => r.rps)))}-${fmt(Math.max(...xs.map((r) => r.rps)))}`;
-  console.log('\n%s %s on %s, 50 connections, %d rounds of %ds, alternating', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, ROUNDS, DURATION);
+  console.log('\n%s %s on %s, 50 connections, %d rounds of %ds, alternating%s', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, ROUNDS, DURATION, TRACES ? `; this checkout traced at ${TRACES}` : '');
   console.log('  other (%s)  median %s req/s  (spread %s)', OTHER, fmt(med(runs.other)), spread(runs.other));
   console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));
   const ratios = runs.self.map((r, i) => r.rps / (runs.other[i]?.rps ?? 1)).sort((a, b) => a - b);
@@ -85,4 +90,5 @@ try {
 } finally {
   other.child.kill('SIGTERM');
   self.child.kill('SIGTERM');
+  collector?.child.kill('SIGTERM');
 }

@@ -254,3 +254,13 @@ export async function compare(
   const ratio = `median ${middle.toFixed(2)}, spread ${ratios[0]!.toFixed(2)}-${ratios[ratios.length - 1]!.toFixed(2)}`;
   return { baseline: median(baselines), subject: median(subjects), ratio, median: middle };
 }
+
+/** An OTLP/HTTP collector that answers every export and keeps nothing, as a process of its own (off the load's event loop). */
+export function startSink(): Promise<{ url: string; child: ChildProcess }> {
+  const program = `const s = require('node:http').createServer((q, r) => { q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()); }); s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.once('data', (d: Buffer) => resolve({ url: `http://127.0.0.1:${String(d).trim()}`, child }));
+    child.on('exit', (code) => reject(new Error(`the collector sink exited ${code}`)));
+  });
+}

@@ -7,7 +7,7 @@ type Method = (this: Statement, ...values: unknown[]) => unknown;
 /**
  * Spans for better-sqlite3's statements, which no OpenTelemetry instrumentation covers: its
  * statements' `all`, `get` and `run` are wrapped, each call a client span of the span active
- * then (none outside one: a worker's polling is not traced). Its text (placeholders, never
+ * then, when that one records (none outside one: a worker's polling is not traced). Its text (placeholders, never
  * values) is the span's `db.query.text`. better-sqlite3 runs a statement synchronously, so the
  * span is exactly the call.
  */
@@ -20,7 +20,8 @@ export function traceSqlite(tracer: Tracer): void {
   for (const name of ['all', 'get', 'run'] as const) {
     const original = prototype[name] as Method;
     prototype[name] = function (this: Statement, ...values: unknown[]) {
-      if (!trace.getActiveSpan()) return original.apply(this, values);
+      // Within a span that records only: a request sampled out costs one lookup a statement.
+      if (!trace.getActiveSpan()?.isRecording()) return original.apply(this, values);
       const operation = /^\s*(\w+)/.exec(this.source)?.[1]?.toUpperCase() ?? 'SQL';
       const span = tracer.startSpan(operation, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'sqlite', 'db.operation.name': operation, 'db.query.text': this.source } });
       try {

@@ -178,6 +178,23 @@ describe('Traces (OpenTelemetry, OTLP/HTTP)', function () {
       }
     });
 
+    it("follows a caller's decision not to sample: nothing of that request is exported, logged with a trace or kept with its event", async () => {
+      const { token } = await seeder.workspaceWithKey();
+      const traceId = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+      const res = await fetch(`${server.url}/v1/deals`, { method: 'POST', body: '{"title":"unsampled"}', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', traceparent: `00-${traceId}-bbbbbbbbbbbbbbbb-00` } });
+      expect(res.status).to.equal(201);
+      const { id } = (await res.json()) as { id: string };
+      // A sampled request after it: once its spans are exported, the unsampled one's would have been too.
+      await fetch(`${server.url}/v1/deals/${id}`, { headers: { authorization: `Bearer ${token}` } });
+      await waitFor(() => collector.spans.some((s) => s.name === 'GET /v1/deals/{id}' && attribute(s, 'url.path') === `/v1/deals/${id}`), 15_000, 'the next request exported');
+      expect(collector.spans.filter((s) => s.traceId === traceId)).to.deep.equal([]);
+      const line = server.stdout().split('\n').find((l) => l.includes('"msg":"request"') && l.includes(`"request_id":"${res.headers.get('x-request-id')}"`));
+      expect(line).to.be.a('string');
+      expect(JSON.parse(line!)).not.to.have.property('trace_id');
+      const events = (await seeder.deps.db('events').where({ object_id: id, type: 'deal.created' }).select('traceparent')) as Array<{ traceparent: string | null }>;
+      expect(events).to.deep.equal([{ traceparent: null }]);
+    });
+
     it('starts a trace of its own for a request without traceparent, and names a route by its template, never the raw path', async () => {
       const { token } = await seeder.workspaceWithKey();
       const missing = await fetch(`${server.url}/v1/deals/deal_nosuchdeal`, { headers: { authorization: `Bearer ${token}` } });

@@ -163,6 +163,37 @@ describe('ordered delivery: ordering "per_object" (a real receiver, real workers
     }
   });
 
+  it('leaves a held delivery held when retried (it does not jump its line), and retention keeps held deliveries and their events', async () => {
+    const sub = await subscribe('per_object');
+    statusOf = () => 503;
+    // Retries a second apart: the first stays failing (and the rest held) while the test looks.
+    const worker: Worker = startWorker({ ...app.deps, config: { ...app.deps.config, webhookRetryDelays: Array.from({ length: 20 }, () => 1) } });
+    try {
+      const [id] = await create(1);
+      await update([id!], 2);
+      await waitFor(async () => (await deliveries(sub.id, '&status=held')).length === 2, 15_000, 'two deliveries held behind the failing first');
+      const [held] = await deliveries(sub.id, '&status=held');
+      const retried = await app.request(`/v1/webhooks/${sub.id}/deliveries/${held!.id}/retry`, { token, method: 'POST' });
+      expect(retried.status).to.equal(202);
+      expect(((await retried.json()) as Delivery).status).to.equal('held');
+      const row = (await app.deps.db('webhook_deliveries').where({ id: held!.id }).first('status', 'attempts')) as { status: string; attempts: number | string };
+      expect(row.status).to.equal('held');
+      expect(Number(row.attempts)).to.equal(0);
+      // A sweep as if the retention window had passed long ago: the line and its events stay.
+      const { sweepRetention } = await import('../../src/events/retention.js');
+      const eventIds = (await deliveries(sub.id)).map((d) => d.event_id);
+      await sweepRetention(app.deps.db, Date.now() + 400 * 24 * 3600 * 1000, app.deps.config.retentionMs, { pauseMs: 0 });
+      expect((await deliveries(sub.id, '&status=held')).map((d) => d.id)).to.include(held!.id);
+      expect(Number(((await app.deps.db('events').whereIn('id', eventIds).count({ n: '*' }).first()) as { n: number | string }).n)).to.equal(3);
+      // Once the receiver answers, the line goes in order, the retried one in its turn.
+      statusOf = () => 200;
+      await waitFor(() => arrivals(sub.path).length >= 3, 30_000, 'the line delivered');
+      expect(expectInOrder(arrivals(sub.path)).get(id!)).to.deep.equal([1, 2, 3]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('moves on past a delivery given up after its last retry, and recovery sends the given-up ones again in order', async () => {
     const sub = await subscribe('per_object');
     const started = new Date(Date.now() - 1000).toISOString();

@@ -13,6 +13,9 @@ export function traceRequests() {
   return (ctx: Ctx, next: () => Promise<unknown>) => {
     const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
     const span = tracer().startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path, 'url.scheme': ctx.protocol, 'client.address': ctx.ip } }, parent);
+    // A request the sampler left out is not traced at all: nothing is made active for it, so its
+    // database calls, log lines and events look for a span and find none at once.
+    if (!span.isRecording()) return next();
     return context.with(trace.setSpan(parent, span), async () => {
       try {
         await next();
