@@ -39,25 +39,30 @@ interface Head {
 const key = (line: Line) => `${line.subscription_id}\u0000${line.object_id}`;
 
 /**
- * Each line's head, in one statement: the least `line_seq` of the line (set while a delivery is
- * not done, so one probe of webhook_deliveries_line, however long the object's history), joined
- * back to its row.
+ * Each line's head, in one statement: per line, its least `line_seq` (set while a delivery is not
+ * done), one probe of webhook_deliveries_line however long the object's history, the probes
+ * joined by UNION ALL. (A GROUP BY over an OR of the lines let SQLite read every delivery of the
+ * subscription for each line, and MariaDB plan no range at all.)
  */
 async function headsOf(db: Knex | Knex.Transaction, lines: readonly Line[]): Promise<Head[]> {
-  if (lines.length === 0) return [];
-  const firsts = db('webhook_deliveries')
-    .select('subscription_id', 'object_id')
-    .min({ seq: 'line_seq' })
-    .whereNotNull('line_seq')
-    // Each line an index range (an IN of pairs, MariaDB planned as no range at all).
-    .where((w) => {
-      for (const line of lines) w.orWhere((x) => x.where('subscription_id', line.subscription_id).where('object_id', line.object_id));
-    })
-    .groupBy('subscription_id', 'object_id');
-  return (await db('webhook_deliveries as d')
-    .join(firsts.as('f'), (on) => on.on('d.subscription_id', 'f.subscription_id').andOn('d.object_id', 'f.object_id').andOn('d.line_seq', 'f.seq'))
-    .whereNotNull('d.line_seq')
-    .select('d.id', 'd.status', 'd.subscription_id', 'd.object_id', 'd.line_seq')) as Head[];
+  const probe = (line: Line, n: number) =>
+    db
+      .select('*')
+      .from(
+        db('webhook_deliveries')
+          .select('id', 'status', 'subscription_id', 'object_id', 'line_seq')
+          .where('subscription_id', line.subscription_id)
+          .where('object_id', line.object_id)
+          .whereNotNull('line_seq')
+          .orderBy('line_seq')
+          .limit(1)
+          .as(`h${n}`),
+      );
+  const [first, ...rest] = lines;
+  if (!first) return [];
+  const query = probe(first, 0);
+  rest.forEach((line, n) => query.unionAll(probe(line, n + 1)));
+  return (await query) as Head[];
 }
 
 /** Of held heads, those whose object has no earlier event still waiting for the fan-out (it would join the line before them). */
