@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { SpanKind, trace, type Tracer } from '@opentelemetry/api';
+import { failed } from './tracer.js';
 
 type Statement = { source: string };
 type Method = (this: Statement, ...values: unknown[]) => unknown;
@@ -27,9 +28,7 @@ export function traceSqlite(tracer: Tracer): void {
       try {
         return original.apply(this, values);
       } catch (err) {
-        span.recordException(err as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-        throw err;
+        throw failed(span, err);
       } finally {
         span.end();
       }

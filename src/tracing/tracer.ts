@@ -62,10 +62,15 @@ export async function inSpan<T>(name: string, options: { kind: SpanKind; parent:
   try {
     return await context.with(trace.setSpan(parentContext, span), () => run(span));
   } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-    throw err;
+    throw failed(span, err);
   } finally {
     span.end();
   }
+}
+
+/** Marks `span` as failed with `err` (its exception, its status); answers `err`, to throw again. */
+export function failed(span: Span, err: unknown): unknown {
+  span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+  return err;
 }
