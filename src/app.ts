@@ -6,7 +6,7 @@ import { KEY_CACHE_MS, KEY_CACHE_SQLITE_MS, KeyLookup } from './auth/lookup.js';
 import { sqliteChangeCounter } from './db/changes.js';
 import type { Deps } from './deps.js';
 import { systemClock } from './common/clock.js';
-import { DAY_MS } from './common/config.js';
+import { DAY_MS, serviceVersion } from './common/config.js';
 import type { Registry } from './kernel/registry/index.js';
 import { createStores } from './kernel/storage/index.js';
 import { createLimiter } from './ratelimit/limiter.js';
@@ -34,7 +34,7 @@ import { publicApi } from './api/public.js';
 import { provisionalVersion, resolveVersion } from './http/middleware/api-version.js';
 import { Versions } from './versions/index.js';
 import { createResolve } from './webhooks/ssrf.js';
-import { apiAt, buildInternalOpenApi, buildOpenApi, serviceVersion } from './openapi/document.js';
+import { apiAt, buildInternalOpenApi, buildOpenApi } from './openapi/document.js';
 
 export interface App {
   koa: Koa<AppState, AppContext>;

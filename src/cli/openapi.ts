@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, DAY_MS, loadConfig } from '../common/config.js';
+import { ConfigError, DAY_MS, loadConfig, serviceVersion } from '../common/config.js';
 import { internalApi } from '../api/internal.js';
 import { publicApi } from '../api/public.js';
 import { loadPlugins } from '../boot.js';
-import { apiAt, buildInternalOpenApi, buildOpenApi, serviceVersion } from '../openapi/document.js';
+import { apiAt, buildInternalOpenApi, buildOpenApi } from '../openapi/document.js';
 import { runMain } from '../startup.js';
 import { Versions } from '../versions/index.js';
 

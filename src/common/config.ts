@@ -64,6 +64,11 @@ export function decodeKey(text: string): Buffer | undefined {
  */
 export const ROOT_DIR = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
 
+/** The service's version, as package.json has it (the OpenAPI documents' info.version, the traces' service.version). */
+export function serviceVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 function packageRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     try {

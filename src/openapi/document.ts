@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { ROOT_DIR } from '../common/config.js';
 import { BODY_ENCODINGS, MAX_BODY_BYTES, SANE_REQUEST_ID } from '../common/wire.js';
 import type { JsonSchema } from '../kernel/model/index.js';
 import type { Registry } from '../kernel/registry/index.js';
@@ -65,10 +62,6 @@ function parametersUsedBy(paths: unknown): Record<string, JsonSchema> {
   return Object.fromEntries(Object.entries(PARAMETERS).filter(([name]) => text.includes(`"#/components/parameters/${name}"`)));
 }
 
-/** The service's version, as package.json has it: the document's info.version. */
-export function serviceVersion(): string {
-  return (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 /** Reserved paths answer 501 to everything: said in words, since an operation without a 2xx answer stops client generators. */
 function reservedText(registry: Registry): string {

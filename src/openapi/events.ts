@@ -21,6 +21,13 @@ export const DELIVERY_HEADERS: JsonSchema[] = [
     schema: { type: 'string', pattern: SIGNATURE },
   },
   { name: 'X-Service-Signature', in: 'header', required: true, description: 'The same value as webhook-signature.', schema: { type: 'string', pattern: SIGNATURE } },
+  {
+    name: 'traceparent',
+    in: 'header',
+    required: false,
+    description: 'W3C Trace Context of this attempt, sent only when the service exports traces (OpenTelemetry): continue it in your own spans to see the delivery in the same trace as the request that caused the event.',
+    schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+  },
 ];
 
 /** What the service does with a delivery's answer, in the terms the running configuration sets. */

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { SpanKind, trace, type Attributes, type Context, type Link } from '@opentelemetry/api';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -9,7 +7,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace-node';
-import { ROOT_DIR, type TraceSampler } from '../common/config.js';
+import { serviceVersion, type TraceSampler } from '../common/config.js';
 import { traceSqlite } from './sqlite.js';
 import { tracer, tracingStarted } from './tracer.js';
 
@@ -46,7 +44,6 @@ export class ChildCallsOnly implements Sampler {
   }
 }
 
-const version = () => (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 
 /**
  * The OpenTelemetry SDK, registered for this process: spans batched to the OTLP/HTTP exporter
@@ -56,7 +53,7 @@ const version = () => (JSON.parse(fs.readFileSync(path.join(ROOT_DIR, 'package.j
  */
 export function startSdk(settings: TracingSettings): void {
   const exporter = settings.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter();
-  const resource = resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version() }).merge(detectResources({ detectors: [envDetector] }));
+  const resource = resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': serviceVersion() }).merge(detectResources({ detectors: [envDetector] }));
   const provider = new NodeTracerProvider({ resource, sampler: new ChildCallsOnly(samplerOf(settings.sampler, settings.ratio)), spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
   registerInstrumentations({

@@ -138,7 +138,8 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.webhooks).sort()).to.deep.equal([...names, 'webhook.test'].sort());
     for (const name of names.filter((n) => !n.startsWith('webhook.'))) {
       const post = doc.webhooks[name].post;
-      expect((post.parameters as Json[]).map((p) => p.name)).to.deep.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Service-Signature']);
+      expect((post.parameters as Json[]).map((p) => p.name)).to.deep.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Service-Signature', 'traceparent']);
+      expect((post.parameters as Json[]).find((p) => p.name === 'traceparent')?.required).to.equal(false);
       // The event whole (payload "full"), or thin (payload "thin"): the object's id and version.
       const [payload, thin] = post.requestBody.content['application/json'].schema.anyOf;
       expect(payload.properties.type).to.deep.equal({ type: 'string', const: name });

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { publicApi } from '../../src/api/public.js';
-import { loadConfig } from '../../src/common/config.js';
+import { loadConfig, serviceVersion } from '../../src/common/config.js';
 import { eventCatalog } from '../../src/events/catalog.js';
 import { createSchemaAjv } from '../../src/kernel/model/ajv.js';
 import { loadRegistry } from '../../src/kernel/registry/registry.js';
-import { buildOpenApi, serviceVersion } from '../../src/openapi/document.js';
+import { buildOpenApi } from '../../src/openapi/document.js';
 import { eventExample, exampleOf } from '../../src/openapi/examples.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- reading a document built as plain JSON
