@@ -55,7 +55,7 @@ app.use(koaBody());
 app.use(async (ctx) => {
   if (ctx.method === 'GET') {
     const rows = await reads.all(page.sql, args(page, { workspace_id: workspaceId, limit: 51 }));
-    ctx.body = toPage(rows, 50, { resource: 'deal', sort: '-created_at', column: 'created_at' }, (row) => toObject(deals, row));
+    ctx.body = toPage(rows, 50, { resource: 'deal', sort: '-created_at', column: 'created_at' }, (row) => toObject(deals, row, workspaceId));
     return;
   }
   const body = ctx.request.body as Record<string, unknown>;

@@ -4,6 +4,7 @@ import { clusterIndex, superviseServers } from './cluster.js';
 import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
 import { seedDemoIfEmpty, type Demo } from './demo/seed.js';
 import { startHousekeeping } from './housekeeping.js';
+import { startJobRunner } from './jobs.js';
 import { createApp } from './app.js';
 import { checkColumns, reindexStale } from './kernel/storage/index.js';
 import { createHttpServer } from './http/server.js';
@@ -65,6 +66,7 @@ async function main(signals: StopSignals): Promise<void> {
   }
   const app = createApp(deps, registry);
   const housekeeping = startHousekeeping(deps);
+  const jobs = startJobRunner(deps, registry);
   const worker: Worker | undefined = config.worker === 'inline' ? startWorker(deps, { inline: true, render: (event, apiVersion) => app.versions.eventDown(event, apiVersion) }) : undefined;
   const server = createHttpServer(app.koa.callback(), config.http, log);
   // Under WEB_CONCURRENCY each process serves its metrics on a port of its own: METRICS_PORT + its index.
@@ -94,6 +96,7 @@ async function main(signals: StopSignals): Promise<void> {
     metricsServer?.close();
     // Requests first (they may still write events), then the deliveries in flight.
     server.close(async () => {
+      await jobs.stop();
       await worker?.stop();
       await app.close();
       await deps.close();

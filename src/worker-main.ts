@@ -1,5 +1,6 @@
 import { boot, migrate, warnOfDevelopmentSettings } from './boot.js';
 import { startHousekeeping } from './housekeeping.js';
+import { startJobRunner } from './jobs.js';
 import { startMetricsServer } from './metrics/server.js';
 import type { StopSignals } from './signals.js';
 import { runMain } from './startup.js';
@@ -15,6 +16,7 @@ async function main(signals: StopSignals): Promise<void> {
   const versions = new Versions(registry);
   const worker = startWorker(deps, { render: (event, apiVersion) => versions.eventDown(event, apiVersion) });
   const housekeeping = startHousekeeping(deps);
+  const jobs = startJobRunner(deps, registry);
   const metricsServer = deps.config.metrics ? await startMetricsServer(deps.metrics.registry, deps.config.metrics, deps.log) : undefined;
   let stopping = false;
   const stop = async (signal: string) => {
@@ -23,6 +25,7 @@ async function main(signals: StopSignals): Promise<void> {
     deps.log.info({ signal, worker: worker.id }, 'finishing deliveries in flight');
     housekeeping.stop();
     metricsServer?.close();
+    await jobs.stop();
     await worker.stop();
     await deps.close();
     process.exit(0);

@@ -53,7 +53,8 @@ export async function createUser(db: Knex, input: { workspace: string; email: st
   if (!(ROLES as readonly string[]).includes(role)) throw new RefusedError(`unknown role "${role}" (roles: ${ROLES.join(', ')})`);
   const name = (input.name ?? email.split('@')[0] ?? email).trim();
   if (name.length < 1 || name.length > 200) throw new RefusedError('name must be 1 to 200 characters');
-  const workspace = await db('workspaces').first('id').where({ id: input.workspace });
+  // People belong to the live workspace; its test twin has none of its own (common/modes.ts).
+  const workspace = await db('workspaces').first('id').where({ id: input.workspace }).whereNull('test_of');
   if (!workspace) throw new RefusedError(`unknown workspace "${input.workspace}"`);
   const password = generatePassword();
   const row: UserRow & { password_hash: string; updated_at: number } = {
@@ -77,7 +78,7 @@ export async function createUser(db: Knex, input: { workspace: string; email: st
 }
 
 export async function listUsers(db: Knex, workspaceId: string): Promise<UserRecord[]> {
-  const workspace = await db('workspaces').first('id').where({ id: workspaceId });
+  const workspace = await db('workspaces').first('id').where({ id: workspaceId }).whereNull('test_of');
   if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
   const rows = (await db('users').select('id', 'workspace_id', 'email', 'name', 'role', 'created_at', 'disabled_at').where({ workspace_id: workspaceId }).orderBy([{ column: 'created_at' }, { column: 'id' }])) as UserRow[];
   return rows.map(toUser);

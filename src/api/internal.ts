@@ -14,6 +14,10 @@ import { sessionRoutes } from './session-routes.js';
 import { webhookRoutes } from './webhooks.js';
 import { idListPattern } from '../common/ids.js';
 import { windowProperties } from '../common/window.js';
+import { MODE_PARAMETER } from '../common/modes.js';
+import { findJob } from '../admin/jobs.js';
+import { requestTestDataDeletion } from '../admin/test-data.js';
+import { header } from '../openapi/problems.js';
 
 export const INTERNAL_BASE = '/internal/v1';
 
@@ -33,17 +37,19 @@ function internalRoutes(registry: Registry, document: () => string, publicDocume
   const events = once(() => eventCatalogWithExamples(registry, JSON.parse(publicDocument()) as Record<string, unknown>));
   return [
     ...sessionRoutes(),
-    {
+    route({
       method: 'get',
       path: '/workspace',
       operationId: 'getWorkspace',
       summary: 'The workspace, its plan and its usage',
+      description: "`usage` counts the keys and this month's subscriptions of the mode asked for: the plan allows as many in each mode.",
       tag: 'workspace',
       access: null,
+      query: { type: 'object', additionalProperties: false, properties: MODE_PARAMETER },
       success: { status: 200, description: 'The workspace.', schema: ref('Workspace') },
       errors: ['invalid_parameter'],
-      handle: async (input) => ({ body: await workspaceSummary(input.deps.db, signedIn(input).workspace, input.deps.clock.now()) }),
-    },
+      handle: async (input) => ({ body: await workspaceSummary(input.deps.db, signedIn(input).workspace, input.deps.clock.now(), input.query.mode) }),
+    }),
     route({
       method: 'patch',
       path: '/workspace',
@@ -79,13 +85,14 @@ function internalRoutes(registry: Registry, document: () => string, publicDocume
         properties: {
           key_id: { type: 'string', pattern: idListPattern('key_'), description: 'Only this key (`key_...`).' },
           ...windowProperties('From this time (its hour included; RFC 3339). Default: 7 days ago.', 'Up to this time, excluded (RFC 3339). Default: now. At most 31 days after `since`.'),
+          ...MODE_PARAMETER,
         },
       },
       success: { status: 200, description: 'The hourly buckets.', schema: ref('UsageList') },
       errors: ['invalid_parameter'],
       handle: async (input) => {
         const window = usageWindow(input.query, input.deps.clock.now());
-        const data = await listUsage(input.deps.db, signedIn(input).workspace.id, window);
+        const data = await listUsage(input.deps.db, who(input).workspace.id, window);
         return { body: { data } };
       },
     }),
@@ -101,7 +108,7 @@ function internalRoutes(registry: Registry, document: () => string, publicDocume
       errors: ['invalid_parameter'],
       handle: () => ({ body: { data: events() } }),
     },
-    ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role' }),
+    ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role', modes: true }),
     route({
       method: 'get',
       path: '/audit-log',
@@ -135,12 +142,41 @@ function internalRoutes(registry: Registry, document: () => string, publicDocume
         type: 'object',
         additionalProperties: false,
         required: ['webhook_ids'],
-        properties: { webhook_ids: { type: 'string', pattern: idListPattern('wh_', 100), description: 'Up to 100 subscription ids, comma-separated.' } },
+        properties: { webhook_ids: { type: 'string', pattern: idListPattern('wh_', 100), description: 'Up to 100 subscription ids, comma-separated.' }, ...MODE_PARAMETER },
       },
       success: { status: 200, description: 'The latest deliveries of each subscription.', schema: ref('RecentDeliveries') },
       errors: ['invalid_parameter'],
-      handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, signedIn(input).workspace.id, [...new Set(input.query.webhook_ids.split(','))]) } }),
+      handle: async (input) => ({ body: { data: await recentDeliveries(input.deps.db, who(input).workspace.id, [...new Set(input.query.webhook_ids.split(','))]) } }),
     }),
+    {
+      method: 'delete',
+      path: '/test-data',
+      operationId: 'deleteTestData',
+      summary: "Delete the workspace's test data",
+      description:
+        'Deletes every test object (of every resource) and every test event, with their deliveries and attempts, in small batches off the request path: the answer is a job to poll at its Location. Test keys and test webhook subscriptions stay, and so do the request log and usage. Nothing of live mode is touched, and no event is sent for what is deleted. Asked again while a deletion is under way, it answers that job. In the audit log as workspace.test_data_deleted.',
+      tag: 'workspace',
+      access: 'admin',
+      success: { status: 202, description: 'The deletion, queued or under way.', schema: ref('Job'), headers: { Location: header('Location') } },
+      errors: ['invalid_parameter', 'insufficient_role'],
+      handle: async (input) => {
+        const { job } = await requestTestDataDeletion(input.deps.db, who(input), input.deps.clock.now());
+        return { status: 202, headers: { Location: `${INTERNAL_BASE}/jobs/${job.id}` }, body: job };
+      },
+    },
+    {
+      method: 'get',
+      path: '/jobs/{id}',
+      operationId: 'getJob',
+      summary: 'A job and how far it has come',
+      description: '`status` is `queued`, `running`, `succeeded` or `failed` (with `error`); `progress` counts what it has done so far (a test data deletion: `objects` and `events` deleted).',
+      tag: 'workspace',
+      access: null,
+      pathParams: { id: { type: 'string', description: 'The job id (`job_...`).' } },
+      success: { status: 200, description: 'The job.', schema: ref('Job') },
+      errors: ['invalid_parameter', 'not_found'],
+      handle: async (input) => ({ body: await findJob(input.deps.db, signedIn(input).workspace.id, String(input.params.id)) }),
+    },
     documentRoute('getInternalOpenApi', 'The internal API as OpenAPI 3.1, generated at start-up like the public one and distinct from it. No session needed.', 'meta', document),
   ];
 }

@@ -7,6 +7,10 @@ import { PAGE_PARAMETERS } from '../kernel/model/index.js';
 import { ref } from '../openapi/operation.js';
 import { listRequests, requestSummary, STATUS_FILTER } from '../admin/request-log.js';
 import { windowProperties } from '../common/window.js';
+import { MODE_PARAMETER } from '../common/modes.js';
+
+/** The query of a route about one key: the mode it is of (an id of the other mode's is not found). */
+const MODE_QUERY = { type: 'object', additionalProperties: false, properties: MODE_PARAMETER } as const;
 
 /** The workspace's API keys as the administration area manages them: the very functions the admin command uses. */
 export function keyRoutes(registry: Registry): Route[] {
@@ -47,10 +51,10 @@ export function keyRoutes(registry: Registry): Route[] {
       summary: 'List API keys',
       tag: 'keys',
       access: null,
-      query: { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS },
-      success: { status: 200, description: 'A page of keys, newest first, revoked ones included.', schema: ref('KeyList') },
+      query: { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, ...MODE_PARAMETER } },
+      success: { status: 200, description: 'A page of keys of the mode asked for, newest first, revoked ones included.', schema: ref('KeyList') },
       errors: ['invalid_parameter', 'invalid_cursor'],
-      handle: async (input) => ({ body: await listKeyPage(input.deps.db, signedIn(input).workspace.id, input.query) }),
+      handle: async (input) => ({ body: await listKeyPage(input.deps.db, who(input).workspace.id, input.query) }),
     }),
     route({
       method: 'get',
@@ -69,13 +73,14 @@ export function keyRoutes(registry: Registry): Route[] {
           ...PAGE_PARAMETERS,
           status: { type: 'string', pattern: STATUS_FILTER.source, description: 'Only answers of this class (`2xx`, `3xx` for 304s, `4xx`, `5xx`) or this status code (`404`).', examples: ['4xx'] },
           ...windowProperties('Requests that arrived at or after this time (RFC 3339).', 'Requests that arrived before this time (RFC 3339).'),
+          ...MODE_PARAMETER,
         },
       },
       success: { status: 200, description: "A page of the key's requests, newest first.", schema: ref('KeyRequestList') },
       errors: ['invalid_parameter', 'invalid_cursor', 'not_found'],
-      handle: async (input) => ({ body: await listRequests(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.query) }),
+      handle: async (input) => ({ body: await listRequests(input.deps.db, who(input).workspace.id, String(input.params.id), input.query) }),
     }),
-    {
+    route({
       method: 'get',
       path: '/keys/{id}/requests/summary',
       operationId: 'summarizeKeyRequests',
@@ -84,10 +89,11 @@ export function keyRoutes(registry: Registry): Route[] {
       tag: 'keys',
       access: null,
       pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      query: MODE_QUERY,
       success: { status: 200, description: "The key's errors by status and code.", schema: ref('KeyRequestSummary') },
       errors: ['invalid_parameter', 'not_found'],
-      handle: async (input) => ({ body: await requestSummary(input.deps.db, signedIn(input).workspace.id, String(input.params.id), input.deps.clock.now()) }),
-    },
+      handle: async (input) => ({ body: await requestSummary(input.deps.db, who(input).workspace.id, String(input.params.id), input.deps.clock.now()) }),
+    }),
     route({
       method: 'post',
       path: '/keys',
@@ -116,6 +122,7 @@ export function keyRoutes(registry: Registry): Route[] {
       tag: 'keys',
       access: 'admin',
       pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      query: MODE_QUERY,
       body: { schema: KEY_ROLL_SCHEMA, ref: ref('KeyRoll') },
       success: { status: 201, description: 'The new key and its token, shown only here, with `replaces`: the old key and when it is refused from.', schema: ref('RolledKey') },
       errors: ['invalid_parameter', 'insufficient_role', 'plan_forbids_scope', 'not_found', 'key_not_live'],
@@ -136,6 +143,7 @@ export function keyRoutes(registry: Registry): Route[] {
       tag: 'keys',
       access: 'admin',
       pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      query: MODE_QUERY,
       body: { schema: KEY_PATCH_SCHEMA, ref: ref('KeyPatch') },
       success: { status: 200, description: 'The key as it now is.', schema: ref('Key') },
       errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
@@ -145,7 +153,7 @@ export function keyRoutes(registry: Registry): Route[] {
         return { body: keyView(key) };
       },
     }),
-    {
+    route({
       method: 'delete',
       path: '/keys/{id}',
       operationId: 'revokeKey',
@@ -154,6 +162,7 @@ export function keyRoutes(registry: Registry): Route[] {
       tag: 'keys',
       access: 'admin',
       pathParams: { id: { type: 'string', description: 'The key id (`key_...`).' } },
+      query: MODE_QUERY,
       success: { status: 204, description: 'Revoked.' },
       errors: ['invalid_parameter', 'insufficient_role', 'not_found'],
       handle: async (input) => {
@@ -162,6 +171,6 @@ export function keyRoutes(registry: Registry): Route[] {
         await revokeKey(deps.db, deps.redis, deps.config.redisPrefix, String(input.params.id), { workspaceId: acting.workspace.id, context: acting, now: deps.clock.now() });
         return { status: 204 };
       },
-    },
+    }),
   ];
 }

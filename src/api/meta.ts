@@ -5,6 +5,7 @@ import { caller, type Route, route } from '../http/route.js';
 import { unknownVersion } from '../http/middleware/api-version.js';
 import { ref } from '../openapi/operation.js';
 import { WINDOW_MS } from '../ratelimit/window.js';
+import { isLiveWorkspace, liveWorkspaceOf } from '../common/modes.js';
 
 /** Where the public document is served, without a token. */
 export const OPENAPI_PATH = '/openapi.json';
@@ -32,7 +33,8 @@ export function metaRoutes(registry: Registry, document: (version: string) => st
           body: {
             status: 'ok',
             key: { id: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, rate_limit: key.rate_limit, expires_at: key.expires_at === null ? null : new Date(key.expires_at).toISOString() },
-            workspace,
+            workspace: { ...workspace, id: liveWorkspaceOf(workspace.id) },
+            livemode: isLiveWorkspace(workspace.id),
             rate_limit: { limit: rate?.limit ?? key.rate_limit, remaining: rate?.remaining ?? 0, reset: rate?.reset ?? 0, window_seconds: WINDOW_MS / 1000 },
           },
         };

@@ -1,7 +1,7 @@
 import { createBatch, createObject, deleteObject, etagOf, expectedVersion, IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY, idempotentRequest, IF_MATCH, IF_NONE_MATCH, knownVersions, MAX_BATCH, runAction, unchanged, updateObject } from '../kernel/write/index.js';
 import { expand, expansionsOf, getObject, listPage } from '../kernel/query/index.js';
 import type { CompiledResource, Registry } from '../kernel/registry/index.js';
-import { actionBodySchema, batchBodySchema, type Handler, type JsonSchema, objectColumns, type Row } from '../kernel/model/index.js';
+import { actionBodySchema, batchBodySchema, type Handler, type JsonSchema, objectKeys, type Row } from '../kernel/model/index.js';
 import { type BodySpec, caller, type Handle, headerOf, type Route, route } from '../http/route.js';
 import { ref } from '../openapi/operation.js';
 import { header } from '../openapi/problems.js';
@@ -64,7 +64,7 @@ function routesOf(resource: CompiledResource, base: string, versions: Versions):
   const item = `${def.path}/{id}`;
   const pathParams = { id: { type: 'string', description: `The ${def.name}'s id (\`${def.idPrefix}...\`).`, examples: [`${def.idPrefix}0123456789abcdef`] } };
   const machine = def.state && def.state.transitions !== 'free' ? (['invalid_transition'] as const) : [];
-  const readOnly = [...objectColumns([]), ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
+  const readOnly = [...objectKeys([]), ...Object.keys(def.fields).filter((f) => def.fields[f]?.readOnly)];
   const own = def.handlers ?? {};
   return [
     route({

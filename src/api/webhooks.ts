@@ -9,8 +9,8 @@ import { createWebhook, deleteWebhook, getWebhook, listWebhooks, rotateWebhookSe
 import { DELIVERY_STATUSES, getWebhookDelivery, listWebhookDeliveries, retryWebhookDelivery, sendTestEvent } from '../webhooks/deliveries.js';
 import { recoverWebhook } from '../webhooks/recover.js';
 import { CREATE_SCHEMA, RECOVER_SCHEMA, UPDATE_SCHEMA } from '../webhooks/schemas.js';
+import { MODE_PARAMETER } from '../common/modes.js';
 
-const LIST_QUERY = { type: 'object', additionalProperties: false, properties: PAGE_PARAMETERS } as const;
 const DELIVERIES_QUERY = { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, status: { type: 'string', enum: [...DELIVERY_STATUSES] } } } as const;
 
 const READ_ONLY = ['id', 'secret', 'created_at', 'updated_at', 'disabled_reason'];
@@ -27,6 +27,8 @@ export interface WebhookDoor {
   change: string | null;
   /** The errors a refused caller gets: insufficient_scope or insufficient_role. */
   refused: 'insufficient_scope' | 'insufficient_role';
+  /** Whether each route takes the `mode` parameter (the internal API: a key's mode is its own). */
+  modes?: boolean;
 }
 
 /** The public door: every route behind the webhooks:manage scope. */
@@ -47,6 +49,9 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
   const changes = { tag: 'webhooks', access: door.change };
   const NOT_FOUND = ['invalid_parameter', door.refused, 'not_found'] as const;
   const subscriptionId = (input: RouteInput) => String(input.params.id);
+  // Behind a session, every route works on the data of the mode it names (common/modes.ts).
+  const modal = <P extends Record<string, unknown>>(properties: P) => ({ type: 'object', additionalProperties: false, properties: door.modes ? { ...properties, ...MODE_PARAMETER } : properties }) as const;
+  const modeOnly = door.modes ? { query: modal({}) } : {};
   return [
     route({
       ...reads,
@@ -54,7 +59,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       path: '/webhooks',
       operationId: 'listWebhooks',
       summary: 'List webhook subscriptions',
-      query: LIST_QUERY,
+      query: modal(PAGE_PARAMETERS),
       success: { status: 200, description: 'A page of subscriptions, without their secrets.', schema: ref('WebhookList') },
       errors: ['invalid_parameter', 'invalid_cursor', door.refused],
       handle: async (input) => ({ body: await listWebhooks(depsOf(input), who(input), input.query) }),
@@ -67,6 +72,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Subscribe to events',
       description:
         'The URL must be https and must not resolve to a loopback, private, link-local or reserved address (checked now and at every delivery). Each pattern must match the event catalog. The plan limits subscriptions created per UTC calendar month, deleted ones included.',
+      ...modeOnly,
       body: { schema: CREATE_SCHEMA, ref: ref('WebhookCreate'), readOnly: READ_ONLY },
       success: { status: 201, description: 'The subscription and its secret, shown only here.', schema: ref('WebhookWithSecret'), headers: { Location: header('Location') } },
       errors: ['invalid_parameter', door.refused, 'plan_forbids_webhooks', 'webhook_limit_reached'],
@@ -82,6 +88,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       operationId: 'getWebhook',
       summary: 'Get a webhook subscription',
       pathParams: id,
+      ...modeOnly,
       success: { status: 200, description: 'The subscription.', schema: ref('Webhook') },
       errors: NOT_FOUND,
       handle: async (input) => ({ body: await getWebhook(depsOf(input), who(input), subscriptionId(input)) }),
@@ -94,6 +101,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Update a webhook subscription',
       description: 'Change its URL, patterns or description, or turn it off and on: `{"enabled": true}` turns back on a subscription the service disabled.',
       pathParams: id,
+      ...modeOnly,
       body: { schema: UPDATE_SCHEMA, ref: ref('WebhookUpdate'), readOnly: READ_ONLY },
       success: { status: 200, description: 'The subscription after the change.', schema: ref('Webhook') },
       errors: NOT_FOUND,
@@ -107,6 +115,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Delete a webhook subscription',
       description: "Stops its deliveries. It still counts against the month's allowance.",
       pathParams: id,
+      ...modeOnly,
       success: { status: 204, description: 'Deleted.' },
       errors: NOT_FOUND,
       handle: async (input) => {
@@ -122,6 +131,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Rotate the signing secret',
       description: 'A new secret, shown only here. The old one keeps signing beside it for 24 hours, so `webhook-signature` carries both meanwhile.',
       pathParams: id,
+      ...modeOnly,
       success: { status: 200, description: 'The subscription and its new secret.', schema: ref('WebhookWithSecret') },
       errors: NOT_FOUND,
       handle: async (input) => ({ body: await rotateWebhookSecret(depsOf(input), who(input), subscriptionId(input)) }),
@@ -134,6 +144,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Send a test event',
       description: 'Queues a `webhook.test` event for this subscription only, even when it is disabled.',
       pathParams: id,
+      ...modeOnly,
       success: { status: 202, description: 'The new delivery.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
       handle: async (input) => ({ status: 202, body: await sendTestEvent(depsOf(input), who(input), subscriptionId(input)) }),
@@ -147,6 +158,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       description:
         'For the window [since, until): every failed delivery is sent again (with the full retry schedule), and every event the subscription selects that it has no delivery for (written while it was disabled) is delivered, with its original `webhook-id`. A delivery is never made twice, so recovering a window again sends only what failed since. Events are kept as long as the event log keeps them. The subscription must be enabled (409 `subscription_disabled`).',
       pathParams: id,
+      ...modeOnly,
       body: { schema: RECOVER_SCHEMA, ref: ref('WebhookRecover') },
       success: { status: 202, description: 'How many deliveries were queued.', schema: ref('Recovery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks', 'validation_failed', 'subscription_disabled'],
@@ -159,7 +171,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       operationId: 'listWebhookDeliveries',
       summary: 'The delivery log',
       pathParams: id,
-      query: DELIVERIES_QUERY,
+      query: modal(DELIVERIES_QUERY.properties),
       success: { status: 200, description: 'A page of deliveries, newest first.', schema: ref('DeliveryList') },
       errors: [...NOT_FOUND, 'invalid_cursor'],
       handle: async (input) => ({ body: await listWebhookDeliveries(depsOf(input), who(input), subscriptionId(input), input.query) }),
@@ -172,6 +184,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'A delivery and every attempt',
       description: 'The delivery, and in `attempts` each attempt (not their number, as in the delivery log), newest first: when it started, how long it took, the status the receiver answered (or the error) and the first 1 KiB of its answer.',
       pathParams: deliveryOf,
+      ...modeOnly,
       success: { status: 200, description: 'The delivery with its attempts.', schema: ref('DeliveryWithAttempts') },
       errors: NOT_FOUND,
       handle: async (input) => ({ body: await getWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),
@@ -184,6 +197,7 @@ export function webhookRoutes(registry: Registry, door: WebhookDoor = PUBLIC_WEB
       summary: 'Retry a delivery now',
       description: 'A pending delivery is made due now; a finished one (succeeded or failed) gets exactly one more attempt.',
       pathParams: deliveryOf,
+      ...modeOnly,
       success: { status: 202, description: 'The delivery, due now.', schema: ref('Delivery') },
       errors: [...NOT_FOUND, 'plan_forbids_webhooks'],
       handle: async (input) => ({ status: 202, body: await retryWebhookDelivery(depsOf(input), who(input), subscriptionId(input), String(input.params.delivery_id)) }),

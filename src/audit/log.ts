@@ -3,6 +3,7 @@ import { newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import type { Actor, AuditContext } from '../common/who.js';
+import { liveWorkspaceOf } from '../common/modes.js';
 
 /** The operator at a shell (`npm run admin`). */
 export const OPERATOR: AuditContext = { actor: { type: 'operator', id: null, label: 'admin command' }, ip: null };
@@ -26,6 +27,7 @@ export const AUDIT_ACTIONS = [
   'user.sign_in_failed',
   'workspace.plan_changed',
   'workspace.key_policy_changed',
+  'workspace.test_data_deleted',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -43,9 +45,12 @@ export interface AuditEntry {
  * neither does.
  */
 export async function recordAudit(trx: Knex | Knex.Transaction, context: AuditContext, entry: AuditEntry, now: number): Promise<void> {
+  // One log per workspace, both modes in it: a change in test mode says so.
+  const live = liveWorkspaceOf(entry.workspaceId);
+  const details = live === entry.workspaceId ? (entry.details ?? {}) : { ...entry.details, mode: 'test' };
   await trx('audit_log').insert({
     id: newId('aud_'),
-    workspace_id: entry.workspaceId,
+    workspace_id: live,
     at: now,
     actor_type: context.actor.type,
     actor_id: context.actor.id,
@@ -54,7 +59,7 @@ export async function recordAudit(trx: Knex | Knex.Transaction, context: AuditCo
     target_type: entry.target.type,
     target_id: entry.target.id,
     ip: context.ip?.slice(0, 64) ?? null,
-    details: JSON.stringify(entry.details ?? {}),
+    details: JSON.stringify(details),
   });
 }
 

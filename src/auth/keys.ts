@@ -16,6 +16,7 @@ import { displayPrefix, generateToken, hashToken } from './tokens.js';
 import { allowlistProblems, MAX_ALLOWED_IPS } from './allowlist.js';
 import { noteAuthChange } from '../db/changes.js';
 import { FIRST_VERSION } from '../kernel/model/index.js';
+import { isLiveWorkspace, liveWorkspaceOf, type Mode, MODES, modeOf, testWorkspaceOf, workspaceIn } from '../common/modes.js';
 
 /** A refused operator request: the message is the reason, shown as is. */
 export class RefusedError extends Error {
@@ -83,6 +84,12 @@ export const KEY_CREATE_SCHEMA = {
     },
     allowed_ips: ALLOWED_IPS_SCHEMA,
     api_version: API_VERSION_SCHEMA,
+    mode: {
+      type: 'string',
+      enum: [...MODES],
+      default: 'live',
+      description: '`live` (the default) or `test`: a test key (`wsk_test_...`) reads and writes only test objects and events, a live key only live ones. The plan caps live and test keys apart.',
+    },
   },
 } as const;
 
@@ -138,7 +145,11 @@ export async function createWorkspace(db: Knex, input: { name: string; plan: str
     throw new RefusedError(`unknown plan "${input.plan}" (plans: ${known.join(', ')})`);
   }
   const id = newId('ws_');
-  await db('workspaces').insert({ id, name: input.name, plan: plan.name, created_at: now, updated_at: now });
+  // With its test twin (common/modes.ts), which keeps the same plan and key policy.
+  await db('workspaces').insert([
+    { id, name: input.name, plan: plan.name, created_at: now, updated_at: now },
+    { id: testWorkspaceOf(id), name: input.name, plan: plan.name, created_at: now, updated_at: now, test_of: id },
+  ]);
   return { id, name: input.name, plan: plan.name, created_at: new Date(now).toISOString() };
 }
 
@@ -150,6 +161,8 @@ export interface KeyInput {
   expires_in_days?: number;
   allowed_ips?: string[] | null;
   api_version?: string;
+  /** Live (the default) or test (common/modes.ts). */
+  mode?: Mode;
 }
 
 /**
@@ -194,6 +207,8 @@ export interface KeyRecord {
   /** The addresses and ranges it may be used from; null: anywhere. */
   allowed_ips: string[] | null;
   revoked_at: string | null;
+  /** Which objects and events it reaches: live or test (its row is then in the workspace's test twin; workspace_id is the workspace's all the same). */
+  mode: Mode;
 }
 
 
@@ -208,11 +223,12 @@ function checkLifetime(workspace: { max_key_lifetime_days: number | null }, days
 
 /** Writes a new key (its token's hash only) in `trx`: the record, and the token to show once. */
 async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name: string; scopes: string[]; rate_limit: number; api_version: string; expires_in_days: number | undefined; allowed_ips: string[] | null }, actor: Actor, now: number): Promise<{ record: KeyRecord; token: string }> {
-  const token = generateToken();
+  const mode = modeOf(workspaceId);
+  const token = generateToken(mode);
   const expiresAt = key.expires_in_days === undefined ? null : now + key.expires_in_days * DAY_MS;
   const record: KeyRecord = {
     id: newId('key_'),
-    workspace_id: workspaceId,
+    workspace_id: liveWorkspaceOf(workspaceId),
     name: key.name,
     prefix: displayPrefix(token),
     scopes: key.scopes,
@@ -224,6 +240,7 @@ async function insertKey(trx: Knex.Transaction, workspaceId: string, key: { name
     expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
     allowed_ips: key.allowed_ips,
     revoked_at: null,
+    mode,
   };
   await trx('api_keys').insert({
     id: record.id,
@@ -251,9 +268,13 @@ const KEY_POLICY = ['plan', 'max_key_lifetime_days'] as const;
  * what its keys may do. Such changes lock in one order, the workspace, then the key, then
  * auth_changes, then the audit row (whose foreign key shares the workspace's lock): a revocation
  * that locked its key first and a roll that locked the workspace first waited on each other, and
- * 8 concurrent flows deadlocked 77 times on PostgreSQL.
+ * 8 concurrent flows deadlocked 77 times on PostgreSQL. A test twin's changes lock its live
+ * workspace first, as its audit rows name the live one.
  */
 export async function lockWorkspace<Row extends { id: string } = { id: string }>(trx: Knex.Transaction, workspaceId: string, columns: ReadonlyArray<Exclude<keyof Row, 'id'> & string> = []): Promise<Row | undefined> {
+  // A test twin's live workspace first (common/modes.ts): a plan change locks the live row, then the twin's.
+  const live = liveWorkspaceOf(workspaceId);
+  if (live !== workspaceId) await trx('workspaces').first('id').where('id', live).forUpdate();
   return (await trx('workspaces').first(['id', ...columns]).where('id', workspaceId).forUpdate()) as Row | undefined;
 }
 
@@ -273,8 +294,8 @@ export async function createKey(db: Knex, keyCatalog: KeyCatalog, input: KeyInpu
   const apiVersion = input.api_version ?? versions.latest;
   checkVersion(versions, apiVersion);
   return transaction(db, async (trx) => {
-    // Locked, so two concurrent creations cannot both pass the cap.
-    const workspace = await lockWorkspace<KeyPolicy>(trx, input.workspace, KEY_POLICY);
+    // Locked, so two concurrent creations cannot both pass the cap; a test key's in its workspace's test twin, which has its own cap.
+    const workspace = isLiveWorkspace(input.workspace) ? await lockWorkspace<KeyPolicy>(trx, workspaceIn(input.workspace, input.mode ?? 'live'), KEY_POLICY) : undefined;
     if (!workspace) throw new ApiError('not_found', `unknown workspace "${input.workspace}"`);
     checkLifetime(workspace, input.expires_in_days);
     const plan = (await findPlan(trx, workspace.plan)) as Plan;
@@ -328,7 +349,7 @@ export async function liveKeys(db: Knex, workspaceId: string, now: number): Prom
 function toKey(r: Record<string, unknown>): KeyRecord {
   return {
     id: String(r.id),
-    workspace_id: String(r.workspace_id),
+    workspace_id: liveWorkspaceOf(String(r.workspace_id)),
     name: String(r.name),
     prefix: String(r.prefix),
     scopes: JSON.parse(String(r.scopes)) as string[],
@@ -340,13 +361,14 @@ function toKey(r: Record<string, unknown>): KeyRecord {
     expires_at: iso(r.expires_at),
     allowed_ips: r.allowed_ips == null ? null : (JSON.parse(String(r.allowed_ips)) as string[]),
     revoked_at: iso(r.revoked_at),
+    mode: modeOf(String(r.workspace_id)),
   };
 }
 
 /** A key as the administration area shows it (docs/reference.md section 10): its workspace is the caller's own. */
 export function keyView(key: KeyRecord) {
-  const { id, name, prefix, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
-  return { id, name, prefix, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };
+  const { id, name, prefix, mode, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at } = key;
+  return { id, name, prefix, mode, scopes, rate_limit, api_version, created_at, created_by, last_used_at, expires_at, allowed_ips, revoked_at };
 }
 
 /** A page of a workspace's keys, newest first, without tokens or hashes. */
@@ -354,10 +376,11 @@ export function listKeyPage(db: Knex, workspaceId: string, query: { limit: numbe
   return keysetPage(db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId), query, { resource: 'key', sort: '-created_at' }, (r: Record<string, unknown>) => keyView(toKey(r)));
 }
 
+/** Every key of a live workspace, live and test, oldest first: what the admin command lists. */
 export async function listKeys(db: Knex, workspaceId: string): Promise<KeyRecord[]> {
-  const workspace = await db('workspaces').first('id').where('id', workspaceId);
+  const workspace = isLiveWorkspace(workspaceId) ? await db('workspaces').first('id').where('id', workspaceId) : undefined;
   if (!workspace) throw new RefusedError(`unknown workspace "${workspaceId}"`);
-  const rows = (await db('api_keys').select(KEY_COLUMNS).where('workspace_id', workspaceId).orderBy([{ column: 'created_at' }, { column: 'id' }])) as Record<string, unknown>[];
+  const rows = (await db('api_keys').select(KEY_COLUMNS).whereIn('workspace_id', [workspaceId, testWorkspaceOf(workspaceId)]).orderBy([{ column: 'created_at' }, { column: 'id' }])) as Record<string, unknown>[];
   return rows.map(toKey);
 }
 

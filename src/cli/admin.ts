@@ -84,7 +84,7 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
     },
   },
   'key create': {
-    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--rate-limit N] [--expires-in-days N] [--api-version YYYY-MM-DD]',
+    usage: '--workspace WS_ID --name NAME --scopes s1,s2 [--mode live|test] [--rate-limit N] [--expires-in-days N] [--api-version YYYY-MM-DD]',
     async run({ values, deps, config, print }) {
       const registry = await loadRegistry(config.pluginsDir, { checkSchemas: false });
       const catalog = scopeCatalog(registry).map((s) => s.name);
@@ -96,13 +96,15 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
         rate_limit: parseInteger(values['rate-limit']),
         expires_in_days: parseInteger(values['expires-in-days']),
         api_version: values['api-version'],
+        mode: values.mode,
       };
+      if (input.mode === undefined) delete input.mode;
       if (input.rate_limit === undefined) delete input.rate_limit;
       if (input.expires_in_days === undefined) delete input.expires_in_days;
       if (input.api_version === undefined) delete input.api_version;
       const key = await createKey(deps.db, { scopes: catalog, versions: new Versions(registry) }, input as Parameters<typeof createKey>[2]);
       const expiry = key.expires_at ? `, expires ${key.expires_at}` : '';
-      print(key, `created key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute, API version ${key.api_version}${expiry}\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
+      print(key, `created ${key.mode === 'test' ? 'test ' : ''}key ${key.id} (${key.name}), scopes ${key.scopes.join(' ')}, ${key.rate_limit} requests/minute, API version ${key.api_version}${expiry}\n\n  ${key.token}\n\nThe token is shown only now; store it safely.`);
     },
   },
   'key list': {
@@ -113,7 +115,7 @@ const COMMANDS: Record<string, { usage: string; run(input: CommandInput): Promis
         { data: keys },
         keys.length === 0
           ? 'no keys'
-          : keys.map((k) => `${k.id}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.api_version}  ${keyState(k)}  ${k.scopes.join(' ')}`).join('\n'),
+          : keys.map((k) => `${k.id}  ${k.mode}  ${k.prefix}...  ${k.name}  ${k.rate_limit}/min  ${k.api_version}  ${keyState(k)}  ${k.scopes.join(' ')}`).join('\n'),
       );
     },
   },
@@ -192,6 +194,7 @@ const OPTIONS = {
   'rate-limit': { type: 'string' },
   'api-version': { type: 'string' },
   'expires-in-days': { type: 'string' },
+  mode: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
 } as const;

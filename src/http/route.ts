@@ -6,6 +6,7 @@ import type { Versions } from '../versions/index.js';
 import type { ErrorCode } from '../common/errors.js';
 import type { JsonSchema, Typed } from '../kernel/model/index.js';
 import { actorOfUser, authenticated, type Actor, type AuthContext, type SessionContext, type Who } from '../common/who.js';
+import { workspaceIn } from '../common/modes.js';
 
 /** The key's rate-limit window after this request. */
 export interface RateLimitState {
@@ -166,10 +167,15 @@ export function caller(input: RouteInput): AuthContext {
   return authenticated(input.auth);
 }
 
+/**
+ * The workspace acting, its actor and address. A signed-in person's is the workspace of the mode
+ * the route's `mode` parameter names (common/modes.ts MODE_PARAMETER; live where the route has none).
+ */
 export function who(input: RouteInput): Who {
   if (input.session) {
     const { user, workspace } = input.session;
-    return { workspace, actor: actorOfUser(user), ip: input.ip };
+    const mode = input.query.mode === 'test' ? 'test' : 'live';
+    return { workspace: mode === 'live' ? workspace : { ...workspace, id: workspaceIn(workspace.id, mode) }, actor: actorOfUser(user), ip: input.ip };
   }
   const { key, workspace } = caller(input);
   const actor: Actor = { type: 'api_key', id: key.id, label: `${key.name} (${key.prefix}...)` };

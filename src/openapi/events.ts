@@ -54,16 +54,19 @@ function receiverAnswers(facts: DeliveryFacts): JsonSchema {
   };
 }
 
+const LIVEMODE: JsonSchema = { type: 'boolean', description: 'false for an event of test mode (an object of a test key): it reaches only subscriptions made in test mode.' };
+
 /** The event envelope around one object schema. */
 function envelope(type: string, object: JsonSchema, previous: JsonSchema): JsonSchema {
   return {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'type', 'created_at', 'data'],
+    required: ['id', 'type', 'created_at', 'livemode', 'data'],
     properties: {
       id: { type: 'string', pattern: idPattern('evt_') },
       type: { type: 'string', const: type },
       created_at: { type: 'string', format: 'date-time' },
+      livemode: LIVEMODE,
       data: {
         type: 'object',
         additionalProperties: false,
@@ -90,11 +93,12 @@ function thin(type: string, versioned: boolean): JsonSchema {
     type: 'object',
     additionalProperties: false,
     description: 'The thin payload, for a subscription with payload: "thin".',
-    required: ['id', 'type', 'created_at', 'data'],
+    required: ['id', 'type', 'created_at', 'livemode', 'data'],
     properties: {
       id: { type: 'string', pattern: idPattern('evt_') },
       type: { type: 'string', const: type },
       created_at: { type: 'string', format: 'date-time' },
+      livemode: LIVEMODE,
       data: { type: 'object', additionalProperties: false, required: ['object'], properties: { object } },
     },
   };

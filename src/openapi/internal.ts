@@ -1,6 +1,7 @@
 import { AUDIT_ACTIONS } from '../audit/log.js';
 import { KEY_CREATE_SCHEMA, KEY_PATCH_SCHEMA, KEY_ROLL_SCHEMA, MAX_KEY_LIFETIME_DAYS, MAX_RATE_LIMIT, WORKSPACE_PATCH_SCHEMA } from '../auth/keys.js';
 import { TOKEN_PATTERN } from '../auth/tokens.js';
+import { JOB_KINDS, JOB_STATUSES } from '../admin/jobs.js';
 import type { JsonSchema } from '../kernel/model/index.js';
 import { int, obj, scopeList, str, versionList } from './meta.js';
 import { ref } from './operation.js';
@@ -23,6 +24,7 @@ const keyProperties: Record<string, JsonSchema> = {
   id: { type: 'string', pattern: idPattern('key_') },
   name: str,
   prefix: { type: 'string', description: 'The first characters of the token: enough to recognise it, never enough to use it.' },
+  mode: { type: 'string', enum: ['live', 'test'], description: 'Which objects and events it reaches: `live`, or `test` (its token begins `wsk_test_`).' },
   scopes: { type: 'array', items: str },
   rate_limit: { type: 'integer', minimum: 1, maximum: MAX_RATE_LIMIT, description: 'Requests a minute.' },
   api_version: { type: 'string', format: 'date', description: 'The API version it is pinned to: its requests without an Api-Version header are answered in it.', examples: ['2026-11-21'] },
@@ -66,14 +68,29 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
   Workspace: obj(
     {
       id: str,
+      mode: { type: 'string', enum: ['live', 'test'], description: 'The mode `usage` counts.' },
       name: str,
       plan: obj({ name: str, api_access: { type: 'string', enum: ['none', 'read_only', 'read_write'] }, max_keys: int(0), webhooks_per_month: int(0) }, "The plan's limits."),
-      usage: obj({ live_keys: int(0), webhooks_this_month: int(0) }, 'How much of them is used: keys neither revoked nor expired, and subscriptions created this UTC calendar month (deleted ones included).'),
+      usage: obj({ live_keys: int(0), webhooks_this_month: int(0) }, 'How much of them the mode uses: its keys neither revoked nor expired, and its subscriptions created this UTC calendar month (deleted ones included).'),
       max_key_lifetime_days: { type: ['integer', 'null'], minimum: 1, maximum: MAX_KEY_LIFETIME_DAYS, description: 'Every new key must expire within this many days; null: no limit.' },
     },
     'The workspace of the signed-in user.',
   ),
   WorkspacePatch: WORKSPACE_PATCH_SCHEMA,
+  Job: obj(
+    {
+      id: { type: 'string', pattern: idPattern('job_') },
+      kind: { type: 'string', enum: [...JOB_KINDS] },
+      status: { type: 'string', enum: [...JOB_STATUSES], description: '`queued`, then `running`, then `succeeded` or `failed`.' },
+      progress: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, description: 'What it has done so far: for delete_test_data, `objects` and `events` deleted.', examples: [{ objects: 1200, events: 3400 }] },
+      error: { type: ['string', 'null'], description: 'Why it failed; null unless failed.' },
+      created_by: { $ref: '#/components/schemas/Actor' },
+      created_at: time('When it was asked for.'),
+      started_at: time('When a process first took it; null while queued.', true),
+      finished_at: time('When it succeeded or failed; null until then.', true),
+    },
+    'Work that runs off the request path, polled by its id.',
+  ),
   ScopeAllowedList: scopeList('allowed', "Whether the workspace's plan allows a key to hold it."),
   UsageList: obj({
     data: {

@@ -25,6 +25,7 @@ const subscriptionProperties: Record<string, JsonSchema> = {
   disabled_reason: { type: ['string', 'null'], enum: ['gone', 'failing', null], description: 'Why the service turned it off: the receiver answered 410 (`gone`) or every attempt failed for 5 days (`failing`); null otherwise.' },
   created_at: time('When it was created.'),
   updated_at: time('When it last changed.'),
+  livemode: { type: 'boolean', description: 'The mode of the key or page that made it: a test subscription (false) gets only test events, a live one only live events.' },
 };
 
 const deliveryProperties: Record<string, JsonSchema> = {
@@ -40,6 +41,7 @@ const deliveryProperties: Record<string, JsonSchema> = {
   created_at: time('When the delivery was created.'),
   delivered_at: time('When a 2xx arrived; null until then.', true),
   held_behind: { type: ['string', 'null'], pattern: idPattern('dlv_'), description: 'For a held delivery, the delivery about the same object being attempted now, that it waits behind (null while the event before it is still being fanned out); null unless held.' },
+  livemode: { type: 'boolean', description: 'false for a delivery of a test event (to a test subscription).' },
 };
 
 const attempt: JsonSchema = {

@@ -1,4 +1,4 @@
-import { type ChangeDeclaration, latestShape, objectColumns, type Row, type Shape, shapeBefore } from '../kernel/model/index.js';
+import { type ChangeDeclaration, latestShape, objectKeys, type Row, type Shape, shapeBefore } from '../kernel/model/index.js';
 
 /**
  * How one older shape of a resource converts to the latest and back: requests go up through
@@ -96,7 +96,7 @@ function compose(names: Map<string, string>, newer: string, older: string): void
 }
 
 /** The keys of an object of `shape`, in the order answers give them. */
-const keysOf = (shape: Shape): string[] => objectColumns(Object.keys(shape.fields));
+const keysOf = (shape: Shape): string[] => objectKeys(Object.keys(shape.fields));
 
 /**
  * The pass over an object of a known shape, compiled: one object literal with the keys of the

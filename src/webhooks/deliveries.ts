@@ -5,6 +5,7 @@ import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
+import { isLiveWorkspace } from '../common/modes.js';
 import type { Who } from '../common/who.js';
 import { heads } from './ordering.js';
 import { findSubscription, requireWebhookPlan, subscriptionEvent, type SubscriptionRow, type WebhookDeps } from './subscriptions.js';
@@ -52,6 +53,7 @@ export function toDelivery(row: DeliveryRow, heldBehind: string | null = null) {
     created_at: iso(row.created_at),
     delivered_at: iso(row.delivered_at),
     held_behind: row.status === 'held' ? heldBehind : null,
+    livemode: isLiveWorkspace(row.workspace_id),
   };
 }
 

@@ -11,6 +11,8 @@ interface StoredEvent {
   id: string;
   type: string;
   created_at: string;
+  /** Missing from events written before test mode, all of them live. */
+  livemode?: boolean;
   data: { object: { id?: unknown; version?: unknown } };
 }
 
@@ -19,5 +21,5 @@ export function deliveryBody(payload: Payload, stored: string): string {
   if (payload === 'full') return stored;
   const event = JSON.parse(stored) as StoredEvent;
   const { id, version } = event.data.object;
-  return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, data: { object: version === undefined ? { id } : { id, version } } });
+  return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, livemode: event.livemode ?? true, data: { object: version === undefined ? { id } : { id, version } } });
 }

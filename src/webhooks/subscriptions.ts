@@ -3,11 +3,12 @@ import type { Payload } from './payloads.js';
 import type { Ordering } from './ordering.js';
 import type { Knex } from 'knex';
 import { asBoolean, asNullableNumber, asNumber } from '../db/decode.js';
-import { findPlan } from '../auth/keys.js';
+import { findPlan, lockWorkspace } from '../auth/keys.js';
 import { allowsWebhooks } from '../auth/plans.js';
 import { transaction } from '../db/dialects/index.js';
 import { ApiError } from '../common/errors.js';
 import { isIdOf, newId } from '../common/ids.js';
+import { isLiveWorkspace } from '../common/modes.js';
 import { keysetPage } from '../kernel/query/index.js';
 import { iso } from '../db/iso.js';
 import { newSecret, publicKeyOf, type SignatureKind } from './signing.js';
@@ -90,13 +91,14 @@ export function toSubscription(row: SubscriptionRow) {
     failing_reported_at: iso(row.failing_reported_at ?? null),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
+    livemode: isLiveWorkspace(row.workspace_id),
   };
 }
 
 /** The events table's row of an event about a subscription (`webhook.test`, `webhook.failing`, `webhook.disabled`): its object, the subscription as it stands. */
 export function subscriptionEvent(type: string, row: SubscriptionRow, now: number) {
   const id = newId('evt_');
-  const payload = JSON.stringify({ id, type, created_at: iso(now), data: { object: toSubscription(row), previous: {} } });
+  const payload = JSON.stringify({ id, type, created_at: iso(now), livemode: isLiveWorkspace(row.workspace_id), data: { object: toSubscription(row), previous: {} } });
   return { id, workspace_id: row.workspace_id, type, object_id: row.id, payload, created_at: now };
 }
 
@@ -148,7 +150,7 @@ export async function createWebhook(deps: WebhookDeps, who: Who, input: NewSubsc
   const workspaceId = who.workspace.id;
   const now = deps.clock.now();
   return transaction(db, async (trx) => {
-    const workspace = (await trx('workspaces').first('plan').where({ id: workspaceId }).forUpdate()) as { plan: string } | undefined;
+    const workspace = await lockWorkspace<{ id: string; plan: string }>(trx, workspaceId, ['plan']);
     const plan = workspace ? await findPlan(trx, workspace.plan) : undefined;
     if (!allowsWebhooks(plan)) {
       throw new ApiError('plan_forbids_webhooks', `The ${workspace?.plan ?? 'current'} plan does not include webhooks.`);

@@ -62,7 +62,7 @@ describe('the administration area: the internal API', () => {
 
   it('refuses every change that lacks the Origin of the service, whatever the cookie says (403 forbidden_origin)', async () => {
     const routes = unsafeRoutes(app);
-    expect(routes.length).to.equal(14);
+    expect(routes.length).to.equal(15);
     for (const { method, path } of routes) {
       for (const origin of [null, 'https://evil.example', 'null', `${app.url}.evil.example`]) {
         const res = await internal(app, path, { method, cookie: alice.cookie, origin, json: {} });
@@ -153,11 +153,18 @@ describe('the administration area: the internal API', () => {
     const body = (await (await internal(app, '/workspace', { cookie: carol.cookie })).json()) as Json;
     expect(body).to.deep.equal({
       id: carol.workspaceId,
+      mode: 'live',
       name: 'admin test pro',
       plan: { name: 'pro', api_access: 'read_write', max_keys: 20, webhooks_per_month: 100 },
       usage: { live_keys: 1, webhooks_this_month: 1 },
       max_key_lifetime_days: null,
     });
+    // Test mode's usage is counted apart (docs/reference.md section 21).
+    await createKey(carol, { name: 'two', scopes: ['read:deals'], mode: 'test' });
+    await createKey(carol, { name: 'three', scopes: ['read:deals'], mode: 'test' });
+    const test = (await (await internal(app, '/workspace?mode=test', { cookie: carol.cookie })).json()) as Json;
+    expect(test).to.deep.include({ id: carol.workspaceId, mode: 'test', usage: { live_keys: 2, webhooks_this_month: 0 } });
+    expect(((await (await internal(app, '/workspace', { cookie: carol.cookie })).json()) as Json).usage).to.deep.equal({ live_keys: 1, webhooks_this_month: 1 });
   });
 
   it('lets a viewer read everything and change nothing (403 insufficient_role on every change)', async () => {

@@ -82,6 +82,31 @@ describe('the admin command', () => {
     expect(Date.parse(String(after[0]?.last_used_at))).to.be.closeTo(Date.now(), 60_000);
   });
 
+  it('makes a test key with --mode test (docs/reference.md section 21), lists both modes, and keeps the test twin out of sight', async () => {
+    const ws = await workspace('starter');
+    const res = await admin(['key', 'create', '--workspace', ws, '--name', 'ci', '--scopes', 'read:deals', '--mode', 'test', '--json']);
+    expect(res.code, res.stderr).to.equal(0);
+    const key = JSON.parse(res.stdout) as { token: string; mode: string; workspace_id: string };
+    expect(key.token).to.match(/^wsk_test_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$/);
+    expect(key.mode).to.equal('test');
+    expect(key.workspace_id).to.equal(ws);
+    const text = await admin(['key', 'create', '--workspace', ws, '--name', 'ci2', '--scopes', 'read:deals', '--mode', 'test']);
+    expect(text.stdout).to.match(/^created test key key_/);
+    expect(((await (await app.request('/v1/health', { token: key.token })).json()) as { livemode: boolean }).livemode).to.equal(false);
+    await refused(['key', 'create', '--workspace', ws, '--name', 'x', '--scopes', 'read:deals', '--mode', 'sandbox'], /mode must be equal to one of the allowed values/);
+    expect((await admin(['key', 'create', '--workspace', ws, '--name', 'live', '--scopes', 'read:deals', '--json'])).code).to.equal(0);
+    const listed = (JSON.parse((await admin(['key', 'list', '--workspace', ws, '--json'])).stdout) as { data: Array<{ name: string; mode: string }> }).data;
+    expect(listed.map((k) => [k.name, k.mode])).to.deep.equal([['ci', 'test'], ['ci2', 'test'], ['live', 'live']]);
+    // The twin is no workspace of its own to an operator.
+    const workspaces = (JSON.parse((await admin(['workspace', 'list', '--json'])).stdout) as { data: Array<{ id: string }> }).data.map((w) => w.id);
+    expect(workspaces).to.include(ws).and.not.include(`${ws}_test`);
+    await refused(['key', 'create', '--workspace', `${ws}_test`, '--name', 'x', '--scopes', 'read:deals'], /unknown workspace/);
+    await refused(['workspace', 'set-plan', `${ws}_test`, 'pro'], /unknown workspace/);
+    // A plan change reaches both modes: the test key may now write.
+    expect((await admin(['workspace', 'set-plan', ws, 'pro'])).code).to.equal(0);
+    expect((await admin(['key', 'create', '--workspace', ws, '--name', 'writer', '--scopes', 'write:deals', '--mode', 'test'])).code).to.equal(0);
+  });
+
   it('refuses write:, delete: and admin: scopes on a read_only plan, naming the reason', async () => {
     for (const plan of ['free', 'starter']) {
       const ws = await workspace(plan);

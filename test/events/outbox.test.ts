@@ -57,7 +57,7 @@ describe('events written with each write (the outbox)', () => {
     const events = await newEvents();
     expect(events).to.have.length(1);
     const [event] = events as [Event];
-    expect(event).to.deep.equal({ id: event.id, type: 'client.created', created_at: client.created_at, data: { object: client, previous: {} } });
+    expect(event).to.deep.equal({ id: event.id, type: 'client.created', created_at: client.created_at, livemode: true, data: { object: client, previous: {} } });
     expect(event.id).to.match(/^evt_[0-9a-z]{25}$/);
   });
 

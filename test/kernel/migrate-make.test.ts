@@ -100,13 +100,13 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
    * Runs `test` against a server on the plugins, with `call` speaking as a key (of a new
    * workspace) holding `scopes`, and `keyFor` making more keys there.
    */
-  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string) => Promise<string>; output: () => string; workspace: string }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
+  async function serving(test: (t: { call: Call; api: Api; keyFor: (scopes: string, mode?: 'live' | 'test') => Promise<string>; output: () => string; workspace: string }) => Promise<void>, scopes = 'read:tasks,write:tasks'): Promise<void> {
     const server = await startServer({ ...env });
     try {
       const ws = await admin(['workspace', 'create', '--name', 'Author', '--plan', 'pro', '--json'], env);
       const workspace = (JSON.parse(ws.stdout) as { id: string }).id;
-      const keyFor = async (granted: string) => {
-        const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', granted, '--json'], env);
+      const keyFor = async (granted: string, mode: 'live' | 'test' = 'live') => {
+        const key = await admin(['key', 'create', '--workspace', workspace, '--name', 'tasks', '--scopes', granted, '--mode', mode, '--json'], env);
         expect(key.code, key.stderr).to.equal(0);
         return (JSON.parse(key.stdout) as { token: string }).token;
       };
@@ -276,6 +276,20 @@ describe('npm run migrate:make: tables from the declarations (an outside author\
       const events = (await call(`/v1/event-log?type=task.*&sort=created_at`)).body.data.filter((e: Json) => e.data.object.id === task.body.id);
       // The close's two events share its moment: compared without their order.
       expect(events.map((e: Json) => e.type).sort()).to.deep.equal(['task.closed', 'task.created', 'task.updated', 'task.updated']);
+
+      // A test key's actions reach only test objects (docs/reference.md section 21).
+      const testToken = await keyFor('read:tasks,write:tasks', 'test');
+      const asTest = async (route: string, json: Json) => {
+        const res = await api(route, { method: 'POST', headers: { authorization: `Bearer ${testToken}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+        return { status: res.status, body: (await res.json()) as Json };
+      };
+      expect((await asTest(`/v1/tasks/${other.body.id}/estimate`, { effort: 5 })).status).to.equal(404);
+      expect((await call(`/v1/tasks/${other.body.id}`)).body.effort).to.equal(45);
+      const testTask = await asTest('/v1/tasks', { title: 'Try it', effort: 1 });
+      expect(testTask.body.livemode).to.equal(false);
+      const testEstimated = await asTest(`/v1/tasks/${testTask.body.id}/estimate`, { effort: 2 });
+      expect(testEstimated.body).to.include({ effort: 2, livemode: false });
+      expect((await call(`/v1/tasks/${testTask.body.id}/estimate`, 'POST', { effort: 3 })).status).to.equal(404);
     });
   });
 

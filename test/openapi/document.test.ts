@@ -159,7 +159,7 @@ describe('the OpenAPI document', () => {
 
   it('holds answers to it: the test helper refuses a body, a status or a header the document does not describe', () => {
     const contract = new Contract(doc);
-    const deal = { id: 'deal_1', title: 'T', amount: null, currency: null, stage: 'lead', client_id: null, expected_close_date: null, created_at: '2026-11-21T00:00:00.000Z', updated_at: '2026-11-21T00:00:00.000Z', version: 1 };
+    const deal = { id: 'deal_1', title: 'T', amount: null, currency: null, stage: 'lead', client_id: null, expected_close_date: null, created_at: '2026-11-21T00:00:00.000Z', updated_at: '2026-11-21T00:00:00.000Z', version: 1, livemode: true };
     const headers = { 'content-type': 'application/json; charset=utf-8', etag: '"1"', 'x-request-id': 'r', 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '59', 'x-ratelimit-reset': '60', 'api-version': '2026-11-21' };
     const answer = (status: number, body: unknown, h: Record<string, string> = headers) => [new Response(null, { status, headers: h }), JSON.stringify(body)] as const;
     expect(() => contract.check('GET', '/v1/deals/deal_1', ...answer(200, deal))).not.to.throw();

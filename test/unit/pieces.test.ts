@@ -225,8 +225,10 @@ describe('rows as clients see them', () => {
     const registry = await loadRegistry(loadConfig({}).pluginsDir);
     const deal = registry.byName.get('deal')!;
     const row = { id: 'deal_1', workspace_id: 'ws_1', title: 'T', amount: '1200', created_at: 1_700_000_000_000, updated_at: '1700000000001' };
-    const object = toObject(deal, row);
-    expect(Object.keys(object)).to.deep.equal(deal.columns);
+    const object = toObject(deal, row, 'ws_1');
+    expect(Object.keys(object)).to.deep.equal([...deal.columns, 'livemode']);
+    expect(object.livemode).to.equal(true);
+    expect(toObject(deal, row, 'ws_1_test').livemode).to.equal(false);
     expect(object).to.include({ id: 'deal_1', title: 'T', created_at: '2023-11-14T22:13:20.000Z', updated_at: '2023-11-14T22:13:20.001Z' });
     expect(object).not.to.have.property('workspace_id');
     expect(object.client_id).to.equal(null);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { checksum, generateToken, malformedToken, TOKEN_PATTERN } from '../../src/auth/tokens.js';
+import { checksum, displayPrefix, generateToken, isTestToken, malformedToken, TOKEN_PATTERN } from '../../src/auth/tokens.js';
 
 describe('token format (auth/tokens.ts)', () => {
   it('makes tokens of the documented pattern whose last 6 characters are the CRC-32 of the rest', () => {
@@ -11,6 +11,31 @@ describe('token format (auth/tokens.ts)', () => {
       expect(token.slice(-6)).to.equal(checksum(token.slice(0, -6)));
       expect(malformedToken(token)).to.equal(undefined);
     }
+  });
+
+  it('makes test tokens wsk_test_ and 49 characters, checked the same way, told apart by prefix and length alone', () => {
+    for (let i = 0; i < 200; i++) {
+      const token = generateToken('test');
+      expect(token).to.match(new RegExp(`^${TOKEN_PATTERN}$`));
+      expect(token).to.match(/^wsk_test_/);
+      expect(token).to.have.length(9 + 43 + 6);
+      expect(malformedToken(token)).to.equal(undefined);
+      expect(isTestToken(token)).to.equal(true);
+      expect(displayPrefix(token)).to.equal(token.slice(0, 16));
+      const live = generateToken();
+      expect(isTestToken(live)).to.equal(false);
+      expect(displayPrefix(live)).to.equal(live.slice(0, 12));
+    }
+    // A live token whose random part happens to begin with test_ stays live.
+    const body = `wsk_test_${randomBytes(32).toString('base64url').slice(5)}`;
+    const lookalike = body + checksum(body);
+    expect(lookalike).to.have.length(4 + 43 + 6);
+    expect(malformedToken(lookalike)).to.equal(undefined);
+    expect(isTestToken(lookalike)).to.equal(false);
+    expect(displayPrefix(lookalike)).to.equal(lookalike.slice(0, 12));
+    const test = generateToken('test');
+    expect(malformedToken(test.slice(0, -1))).to.match(/not a Workspace API key/);
+    expect(malformedToken(`wsk_test_${test.slice(10)}`)).to.match(/not a Workspace API key/);
   });
 
   it('writes the checksum in six base62 digits, zero-padded', () => {

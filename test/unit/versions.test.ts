@@ -106,9 +106,9 @@ describe('API versions: conversions (the gadgets fixture beside the shipped plug
 
   it('brings an object down through every newer change, keeping its order', () => {
     const at = '2026-12-02T12:00:00.000Z';
-    const object = { id: 'gad_1', label: 'A', close_date: '2027-05-01', owner_email: null, size_cm: 3, client_id: null, status: 'open', created_at: at, updated_at: at, version: 1 };
-    expect(versions.objectDown('gadget', object, '2027-01-15')).to.deep.equal({ id: 'gad_1', label: 'A', close_date: '2027-05-01', owner_email: null, client_id: null, status: 'open', size: '3 cm', created_at: at, updated_at: at, version: 1 });
-    expect(Object.keys(versions.objectDown('gadget', object, '2026-11-21'))).to.deep.equal(['id', 'label', 'expected_close_date', 'contact_email', 'client_id', 'status', 'size', 'created_at', 'updated_at', 'version']);
+    const object = { id: 'gad_1', label: 'A', close_date: '2027-05-01', owner_email: null, size_cm: 3, client_id: null, status: 'open', created_at: at, updated_at: at, version: 1, livemode: false };
+    expect(versions.objectDown('gadget', object, '2027-01-15')).to.deep.equal({ id: 'gad_1', label: 'A', close_date: '2027-05-01', owner_email: null, client_id: null, status: 'open', size: '3 cm', created_at: at, updated_at: at, version: 1, livemode: false });
+    expect(Object.keys(versions.objectDown('gadget', object, '2026-11-21'))).to.deep.equal(['id', 'label', 'expected_close_date', 'contact_email', 'client_id', 'status', 'size', 'created_at', 'updated_at', 'version', 'livemode']);
     // The object given is left as it was: the plugin's code changed a copy.
     expect(object).to.have.property('size_cm', 3).and.not.have.property('size');
     // An object with an expansion beside its fields comes down key by key, the expansion kept.

@@ -10,15 +10,18 @@ import { fastWebhooks } from '../helpers/settings.js';
 const FAST = fastWebhooks();
 
 type Sub = { id: string; secret: string; payload: string };
-type Body = { id: string; type: string; created_at: string; data: { object: Record<string, unknown>; previous?: Record<string, unknown> } };
+type Body = { id: string; type: string; created_at: string; livemode: boolean; data: { object: Record<string, unknown>; previous?: Record<string, unknown> } };
 
 describe('thin payloads (webhooks/payloads.ts)', () => {
   it('cuts the object to its id and version, and keeps the id, type and time of the event', () => {
     const stored = JSON.stringify({ id: 'evt_1', type: 'deal.updated', created_at: '2026-11-26T10:00:00.000Z', data: { object: { id: 'deal_1', title: 'Secret plans', version: 4 }, previous: { title: 'Old' } } });
     expect(deliveryBody('full', stored)).to.equal(stored);
-    expect(JSON.parse(deliveryBody('thin', stored))).to.deep.equal({ id: 'evt_1', type: 'deal.updated', created_at: '2026-11-26T10:00:00.000Z', data: { object: { id: 'deal_1', version: 4 } } });
-    const test = JSON.stringify({ id: 'evt_2', type: 'webhook.test', created_at: '2026-11-26T10:00:00.000Z', data: { object: { id: 'wh_1', url: 'https://example.com' }, previous: {} } });
-    expect(JSON.parse(deliveryBody('thin', test)).data).to.deep.equal({ object: { id: 'wh_1' } });
+    // An event written before test mode has no livemode: it was live.
+    expect(JSON.parse(deliveryBody('thin', stored))).to.deep.equal({ id: 'evt_1', type: 'deal.updated', created_at: '2026-11-26T10:00:00.000Z', livemode: true, data: { object: { id: 'deal_1', version: 4 } } });
+    const test = JSON.stringify({ id: 'evt_3', type: 'deal.created', created_at: '2026-11-26T10:00:00.000Z', livemode: false, data: { object: { id: 'deal_2', version: 1, livemode: false }, previous: {} } });
+    expect(JSON.parse(deliveryBody('thin', test))).to.deep.include({ livemode: false, data: { object: { id: 'deal_2', version: 1 } } });
+    const ping = JSON.stringify({ id: 'evt_2', type: 'webhook.test', created_at: '2026-11-26T10:00:00.000Z', data: { object: { id: 'wh_1', url: 'https://example.com' }, previous: {} } });
+    expect(JSON.parse(deliveryBody('thin', ping)).data).to.deep.equal({ object: { id: 'wh_1' } });
   });
 });
 
@@ -71,7 +74,7 @@ describe('payload: "thin" subscriptions, delivered (a worker, a real receiver)',
       const body = verified(thin.secret, r) as Body;
       const whole = byId.get(r.id);
       expect(whole, r.id).to.not.equal(undefined);
-      expect(body).to.deep.equal({ id: whole!.id, type: whole!.type, created_at: whole!.created_at, data: { object: { id: deal.id, version: whole!.data.object.version } } });
+      expect(body).to.deep.equal({ id: whole!.id, type: whole!.type, created_at: whole!.created_at, livemode: true, data: { object: { id: deal.id, version: whole!.data.object.version } } });
       expect(r.body).to.not.contain('Thin');
     }
     expect(thins.map((r) => (JSON.parse(r.body) as Body).data.object.version).sort()).to.deep.equal([1, 2, 2]);

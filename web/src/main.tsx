@@ -8,8 +8,9 @@ import { KeyPage, KeysPage, NewKeyPage } from './pages/keys';
 import { SignIn } from './pages/sign-in';
 import { DeliveryPage, NewWebhookPage, WebhookPage, WebhooksPage } from './pages/webhooks';
 import { ProblemView } from './ui';
+import { link, type Mode, setMode } from './mode';
 
-/** The page's place: the URL's fragment (`#/keys/key_...`), so the server serves one document. */
+/** The page's place: the URL's fragment (`#/keys/key_...`, `#/test/keys/key_...` in test mode), so the server serves one document. */
 function useRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   const [route, setRoute] = useState(read);
@@ -30,6 +31,24 @@ const SECTIONS = [
   { path: 'events', label: 'Events' },
   { path: 'audit', label: 'Audit log' },
 ];
+
+/** The route without its mode, and the mode: `test/keys/x` is the test mode's `keys/x`. */
+function modeOf(route: string[]): { mode: Mode; rest: string[] } {
+  return route[0] === 'test' ? { mode: 'test', rest: route.slice(1) } : { mode: 'live', rest: route };
+}
+
+/**
+ * The Live / Test switch: it shows the same section in the other mode (an object of one mode is
+ * not in the other, so it goes to the section's list).
+ */
+function ModeSwitch({ mode, section }: { mode: Mode; section: string }) {
+  const other: Mode = mode === 'test' ? 'live' : 'test';
+  return (
+    <button type="button" role="switch" aria-checked={mode === 'test'} class="mode-switch" onClick={() => (location.hash = link(section, other))}>
+      Test mode
+    </button>
+  );
+}
 
 function Page({ route, session }: { route: string[]; session: Session }) {
   const admin = session.user.role === 'admin';
@@ -52,7 +71,7 @@ function Page({ route, session }: { route: string[]; session: Session }) {
     <>
       <h1>Not found</h1>
       <p>
-        There is no page here. <a href="#/keys">Go to API keys</a>.
+        There is no page here. <a href={link('keys')}>Go to API keys</a>.
       </p>
     </>
   );
@@ -104,7 +123,9 @@ function App() {
       />
     );
   }
-  const [section = 'keys'] = route;
+  const { mode, rest } = modeOf(route);
+  setMode(mode);
+  const [section = 'keys'] = rest;
   return (
     <>
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
@@ -115,15 +136,21 @@ function App() {
         <p class="who">
           {session.workspace.name} ({session.workspace.plan}) · {session.user.email} · {session.user.role}
         </p>
+        <ModeSwitch mode={mode} section={section} />
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>
       </header>
+      {mode === 'test' && (
+        <p class="test-banner" role="status">
+          Test mode: the keys, webhooks, deliveries, requests and usage shown are test data, apart from live data.
+        </p>
+      )}
       <nav aria-label="Developer">
         <ul>
           {SECTIONS.map((s) => (
             <li key={s.path}>
-              <a href={`#/${s.path}`} aria-current={section === s.path ? 'page' : undefined}>
+              <a href={link(s.path)} aria-current={section === s.path ? 'page' : undefined}>
                 {s.label}
               </a>
             </li>
@@ -132,7 +159,8 @@ function App() {
       </nav>
       <main id="main" tabIndex={-1}>
         <ProblemView problem={problem} />
-        <Page route={route} session={session} />
+        {/* A new mode is a new page: nothing loaded in the other mode is kept. */}
+        <Page key={mode} route={rest} session={session} />
       </main>
     </>
   );

@@ -221,10 +221,12 @@ export const isKernelSort = (sort: string): sort is SortField => (SORTS as reado
  * (docs/reference.md section 16 for `version`). Every table also has `workspace_id` after the id.
  */
 export const KERNEL_TAIL = ['created_at', 'updated_at', 'version'] as const;
-/** An object's properties in the order answers give them: the id, the plugin's `fields`, the kernel's tail. */
+/** An object's columns in the order answers give them: the id, the plugin's `fields`, the kernel's tail. */
 export const objectColumns = (fields: readonly string[]): string[] => ['id', ...fields, ...KERNEL_TAIL];
-/** Names no field may take: the kernel's own columns. */
-const KERNEL_FIELDS: readonly string[] = [...objectColumns([]), 'workspace_id'];
+/** An object's properties in the order answers give them: its columns, then `livemode` (its workspace's mode, not a column: common/modes.ts). */
+export const objectKeys = (fields: readonly string[]): string[] => [...objectColumns(fields), 'livemode'];
+/** Names no field may take: the kernel's own. */
+const KERNEL_FIELDS: readonly string[] = [...objectKeys([]), 'workspace_id'];
 const HANDLERS = ['list', 'get', 'create', 'update', 'delete'];
 
 function enumOf(schema: JsonSchema | undefined): unknown[] | undefined {

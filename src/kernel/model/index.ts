@@ -5,7 +5,7 @@
  * words their errors are said in. Imports no value from the other rooms of the kernel.
  */
 export { compileOnUse, createQueryAjv, createSchemaAjv, validatorPerKey } from './ajv.js';
-export { KERNEL_TAIL, PluginLoadError, changed, isKernelSort, objectColumns, defineResource, isPlugin, isSet, reached, reservePath, type Change, type EventDeclaration, type Handler, type HookContext, type JsonSchema, type PluginExport, type Reserved, type ReservedDeclaration, type Resource, type ResourceDeclaration, type Row, type SortField, type Typed, typed, type ChangesOf, type Field, type ObjectOf, type ValueOf } from './define.js';
+export { KERNEL_TAIL, PluginLoadError, changed, isKernelSort, objectColumns, objectKeys, defineResource, isPlugin, isSet, reached, reservePath, type Change, type EventDeclaration, type Handler, type HookContext, type JsonSchema, type PluginExport, type Reserved, type ReservedDeclaration, type Resource, type ResourceDeclaration, type Row, type SortField, type Typed, typed, type ChangesOf, type Field, type ObjectOf, type ValueOf } from './define.js';
 export { boolean, date, datetime, deprecationOf, email, integer, moment, money, ref, referenceOf, required, states, text, type TextOptions } from './fields.js';
 export { kindOf, kinds, type FieldKind, type FilterOperator } from './kinds.js';
 export { bodyErrors, valueMessage } from './messages.js';

@@ -1,4 +1,4 @@
-import { objectColumns, typed, type ActionDeclaration, type JsonSchema, type Resource, type Row, type Typed } from './define.js';
+import { objectKeys, typed, type ActionDeclaration, type JsonSchema, type Resource, type Row, type Typed } from './define.js';
 import type { ListQuery, OperatorFilter } from '../query/index.js';
 import { kindOf, storable } from './kinds.js';
 import { isRequired } from './fields.js';
@@ -16,13 +16,14 @@ export function objectSchema(resource: Resource): JsonSchema {
     type: 'object',
     description: resource.description,
     additionalProperties: false,
-    required: objectColumns(fields),
+    required: objectKeys(fields),
     properties: {
       id: { type: 'string', pattern: idPattern(resource.idPrefix), readOnly: true },
       ...resource.fields,
       created_at: timestamp('When the object was created (RFC 3339, UTC, milliseconds).'),
       updated_at: timestamp('When the object last changed (RFC 3339, UTC, milliseconds).'),
       version: { type: 'integer', minimum: 1, readOnly: true, description: 'The object\'s version: 1 when created, one more with each change. GET answers it as the ETag; send it as If-Match to PATCH or DELETE only the version you read. Events carry it too, so a receiver can drop one older than what it has.' },
+      livemode: { type: 'boolean', readOnly: true, description: 'true for an object of live mode, false for one made with a test key (`wsk_test_...`): the two never mix.' },
     },
   };
 }

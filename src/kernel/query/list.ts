@@ -1,5 +1,5 @@
 import { checkSortValue, decodeCursor } from './cursor.js';
-import { isKernelSort, type FieldKind } from '../model/index.js';
+import { isKernelSort, type FieldKind, type Row } from '../model/index.js';
 import { ApiError } from '../../common/errors.js';
 import { inValues, SQL_OPERATOR, type OperatorFilter } from './filters.js';
 import { checkedKeysetPage, keysetPage, toPage, walkOf } from './keyset.js';
@@ -33,7 +33,7 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   if (!narrowed) {
     // The common page: one statement compiled once, run by the driver.
     const rows = await store.page(workspaceId, { column, order }, after, query.limit + 1);
-    return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, store.toObject);
+    return toPage(rows, query.limit, { resource: name, sort: query.sort, column }, (row) => store.toObject(row, workspaceId));
   }
   // An equality filter has its index (workspace, field, sort, id): the planner's choice. Past a
   // cursor with only ranges, [in], updated_since or common search words, the sort's keyset
@@ -58,7 +58,8 @@ export async function listPage(store: ResourceStore, workspaceId: string, query:
   for (const filter of operators) narrow(q, filter, query[filter.parameter], store.resource.kinds[filter.field]);
   const at = { resource: name, sort: query.sort, nullable: store.resource.nullableSorts };
   q.select(store.resource.columns);
-  return checked ? checkedKeysetPage(q, query, at, store.toObject, checked) : keysetPage(q, query, at, store.toObject);
+  const toObject = (row: Row) => store.toObject(row, workspaceId);
+  return checked ? checkedKeysetPage(q, query, at, toObject, checked) : keysetPage(q, query, at, toObject);
 }
 
 /** Adds one operator's condition (ANDed with the others); `[in]` values are checked here, 400 naming the parameter. */

@@ -6,6 +6,7 @@ import type { Change, Row } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 import { iso } from '../../db/iso.js';
 import { traceparentNow } from '../../tracing/tracer.js';
+import { isLiveWorkspace } from '../../common/modes.js';
 
 /** One row of the `events` table: the event as it will be delivered, and what finds it. */
 export interface OutboxEvent {
@@ -48,9 +49,10 @@ export function eventsFor(resource: CompiledResource, workspaceId: string, chang
   const data = { object, previous: previousValues(resource, change) };
   const createdAt = iso(now);
   const traceparent = traceparentNow();
+  const livemode = isLiveWorkspace(workspaceId);
   return types.map((type) => {
     const id = newId('evt_');
-    return { id, workspace_id: workspaceId, type, object_id: String(object.id), payload: JSON.stringify({ id, type, created_at: createdAt, data }), created_at: now, traceparent };
+    return { id, workspace_id: workspaceId, type, object_id: String(object.id), payload: JSON.stringify({ id, type, created_at: createdAt, livemode, data }), created_at: now, traceparent };
   });
 }
 

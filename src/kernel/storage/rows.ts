@@ -1,9 +1,10 @@
 import { iso } from '../../db/iso.js';
+import { isLiveWorkspace } from '../../common/modes.js';
 import type { Row } from '../model/index.js';
 import type { CompiledResource } from '../registry/index.js';
 
 type Decode = (stored: unknown) => unknown;
-type ToObject = (row: Row) => Row;
+type ToObject = (row: Row, livemode: boolean) => Row;
 const compiled = new WeakMap<CompiledResource, ToObject>();
 
 /**
@@ -23,8 +24,8 @@ function compile(resource: CompiledResource): ToObject {
     else if (fieldKind && !fieldKind.plain) value = `decoders[${decoders.push(fieldKind.decode) - 1}](row[${key}])`;
     return `${key}: ${value}`;
   });
-  const literal = new Function('row', 'iso', 'decoders', `return { ${members.join(', ')} };`) as (row: Row, iso: Decode, decoders: readonly Decode[]) => Row;
-  return (row) => literal(row, iso, decoders);
+  const literal = new Function('row', 'iso', 'decoders', 'livemode', `return { ${members.join(', ')}, livemode };`) as (row: Row, iso: Decode, decoders: readonly Decode[], livemode: boolean) => Row;
+  return (row, livemode) => literal(row, iso, decoders, livemode);
 }
 
 /**
@@ -36,11 +37,14 @@ export function rowOfArray(columns: readonly string[]): (values: unknown[]) => R
   return new Function('values', `return { ${members.join(', ')} };`) as (values: unknown[]) => Row;
 }
 
-/** A stored row as clients see it: each field decoded by its kind, times as RFC 3339 UTC with milliseconds. */
-export function toObject(resource: CompiledResource, row: Row): Row {
+/**
+ * A stored row as clients see it: each field decoded by its kind, times as RFC 3339 UTC with
+ * milliseconds, and `livemode`, the mode of the workspace it was read in (common/modes.ts).
+ */
+export function toObject(resource: CompiledResource, row: Row, workspaceId: string): Row {
   let map = compiled.get(resource);
   if (!map) compiled.set(resource, (map = compile(resource)));
-  return map(row);
+  return map(row, isLiveWorkspace(workspaceId));
 }
 
 /** Values as clients send them, as the database stores them (each by its field's kind); fields without a kind pass as they are. */

@@ -57,8 +57,8 @@ export interface ResourceStore {
   emit(tx: Tx, workspaceId: string, change: Change, now: number): Promise<void>;
   /** The events of several changes, in their order, in as few statements as they fit. */
   emitMany(tx: Tx, workspaceId: string, changes: readonly Change[], now: number): Promise<void>;
-  /** A stored row as clients read it. */
-  toObject(row: Row): Row;
+  /** A stored row as clients read it, in the mode of the workspace it was read in. */
+  toObject(row: Row, workspaceId: string): Row;
   /** Values as clients send them, as stored. */
   toStored(values: Row): Row;
 }
@@ -135,12 +135,12 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     references,
     async find(workspaceId, id) {
       const [row] = await reads.rows(s.object.sql, args(s.object, ids(workspaceId, id)), s.rowOf);
-      return row && toObject(resource, row);
+      return row && toObject(resource, row, workspaceId);
     },
     async findMany(workspaceId, wanted) {
       if (wanted.length === 0) return [];
       const rows = (await db.from(resource.def.table).where('workspace_id', workspaceId).whereIn('id', [...wanted]).select(resource.columns)) as Row[];
-      return rows.map((row) => toObject(resource, row));
+      return rows.map((row) => toObject(resource, row, workspaceId));
     },
     async page(workspaceId, { column, order }, after, limit) {
       const run = (range: 'first' | 'after' | 'after-unindexed' | 'nulls' | 'nulls-after', wanted: number) => {
@@ -184,7 +184,7 @@ function storeOf(db: Knex, reads: Reads, resource: CompiledResource, references:
     },
     emit: (tx, workspaceId, change, now) => writeEvents(db, tx, eventsFor(resource, workspaceId, change, now)),
     emitMany: (tx, workspaceId, changes, now) => writeEvents(db, tx, changes.flatMap((change) => eventsFor(resource, workspaceId, change, now))),
-    toObject: (row) => toObject(resource, row),
+    toObject: (row, workspaceId) => toObject(resource, row, workspaceId),
     toStored: (values) => toStored(resource, values),
   };
 }

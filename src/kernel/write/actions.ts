@@ -34,7 +34,7 @@ export async function runAction(deps: WriteDeps, store: ResourceStore, name: str
     let wrote = false;
     const answer = await writeTransaction(db, async (tx) => {
       let row = await findForUpdate(store, tx, workspaceId, id);
-      let object = store.toObject(row);
+      let object = store.toObject(row, workspaceId);
       const update = async (changes: Row): Promise<Row> => {
         checkChanges(resource, changes);
         const applied = await applyUpdate(store, tx, workspaceId, row, changes, now);

@@ -46,7 +46,7 @@ export async function createBatch(deps: WriteDeps, store: ResourceStore, workspa
         for (const [i, body] of bodies.entries()) {
           try {
             const row = rows[i] as Row;
-            const item = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row) };
+            const item = hooked ? await afterHooks(store, workspaceId, body, row, now) : { stored: row, object: store.toObject(row, workspaceId) };
             await checkReferences(store, tx, workspaceId, hooked ? pickFields(resource, item.object) : body);
             stored.push(item.stored);
             objects.push(item.object);

@@ -30,9 +30,9 @@ export async function afterHooks(store: ResourceStore, workspaceId: string, body
   const { resource } = store;
   const ctx = { workspaceId, now: new Date(now) };
   await runValidate(resource, body, undefined, ctx);
-  const proposed = await runBeforeWrite(resource, store.toObject(row), undefined, ctx);
+  const proposed = await runBeforeWrite(resource, store.toObject(row, workspaceId), undefined, ctx);
   const stored = { ...row, ...store.toStored(pickFields(resource, proposed)) };
-  return { stored, object: store.toObject(stored) };
+  return { stored, object: store.toObject(stored, workspaceId) };
 }
 
 /** Writes a new object in `tx`: its references checked (share-locked), its row, its events. */
@@ -81,7 +81,7 @@ export async function createObject(deps: WriteDeps, store: ResourceStore, worksp
   const hooked = def.validate !== undefined || def.beforeWrite !== undefined;
   const answerFor = (object: Row): Answer => ({ status: 201, location: locationOf(String(row.id)), body: JSON.stringify(rendering.object(object)), version: rendering.version });
   // Without hooks (the hot path) the object and its answer are known before the transaction; with them, inside it.
-  const plain = hooked ? undefined : store.toObject(row);
+  const plain = hooked ? undefined : store.toObject(row, workspaceId);
   const ready = plain && answerFor(plain);
   return idempotently(deps, workspaceId, idempotent, now, async (expired) => {
     let answer: Answer;

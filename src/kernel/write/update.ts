@@ -33,7 +33,7 @@ export interface Applied {
 export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: string, row: Row, body: Row, now: number): Promise<Applied> {
   const { resource } = store;
   const { def } = resource;
-  const before = store.toObject(row);
+  const before = store.toObject(row, workspaceId);
   checkTransition(resource, before, body);
   checkMoney(resource.money, body, before);
   const ctx = def.validate || def.beforeWrite ? { workspaceId, now: new Date(now) } : undefined;
@@ -42,7 +42,7 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   // 10:00+01:00 is the 09:00:00.000Z already there).
   let changes = changedValues(store, before, body);
   if (ctx && def.beforeWrite) {
-    const proposed = await runBeforeWrite(resource, store.toObject({ ...row, ...changes }), before, ctx);
+    const proposed = await runBeforeWrite(resource, store.toObject({ ...row, ...changes }, workspaceId), before, ctx);
     changes = changedValues(store, before, pickFields(resource, proposed));
   }
   if (Object.keys(changes).length === 0) return { row, before, after: before, wrote: false };
@@ -54,7 +54,7 @@ export async function applyUpdate(store: ResourceStore, tx: Tx, workspaceId: str
   const stored = { ...row, ...changes };
   // Every field is written (those unchanged with the value just read, locked): one statement per resource.
   await store.update(tx, workspaceId, stored, row);
-  const after = store.toObject(stored);
+  const after = store.toObject(stored, workspaceId);
   await store.emit(tx, workspaceId, { before, after }, now);
   return { row: stored, before, after, wrote: true };
 }
@@ -83,7 +83,7 @@ export async function deleteObject(deps: WriteDeps, store: ResourceStore, worksp
     const row = await findForUpdate(store, tx, workspaceId, id);
     checkVersion(expected, row.version);
     await store.remove(tx, workspaceId, row);
-    await store.emit(tx, workspaceId, { before: store.toObject(row), after: null }, now);
+    await store.emit(tx, workspaceId, { before: store.toObject(row, workspaceId), after: null }, now);
   });
   notifier.notify();
 }

@@ -6,7 +6,7 @@ import { ProblemView, Table, usePages, when, When } from '../ui';
 type Entry = Schemas['AuditEntry'];
 type Action = NonNullable<paths['/audit-log']['get']['parameters']['query']>['action'];
 
-const ACTIONS = ['key.created', 'key.revoked', 'key.rolled', 'key.updated', 'key.version_changed', 'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated', 'webhook.disabled', 'user.signed_in', 'user.sign_in_failed', 'workspace.plan_changed', 'workspace.key_policy_changed'] as const satisfies ReadonlyArray<NonNullable<Action>>;
+const ACTIONS = ['key.created', 'key.revoked', 'key.rolled', 'key.updated', 'key.version_changed', 'webhook.created', 'webhook.updated', 'webhook.deleted', 'webhook.secret_rotated', 'webhook.disabled', 'user.signed_in', 'user.sign_in_failed', 'workspace.plan_changed', 'workspace.key_policy_changed', 'workspace.test_data_deleted'] as const satisfies ReadonlyArray<NonNullable<Action>>;
 // An action the document names and this list does not fails the build.
 const everyAction: [Exclude<NonNullable<Action>, (typeof ACTIONS)[number]>] extends [never] ? true : never = true;
 void everyAction;

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
+import { inMode, link } from '../mode';
 import { ProblemView, Table, useLoad, usePages, When } from '../ui';
 
 type Entry = Schemas['KeyRequest'];
@@ -42,13 +43,13 @@ function ErrorSummary({ day, week }: { day: Window; week: Window }) {
 export function KeyRequestsPage({ id }: { id: string }) {
   const [status, setStatus] = useState('');
   const [round, setRound] = useState(0);
-  const summary = useLoad(() => must(api.GET('/keys/{id}/requests/summary', { params: { path: { id } } })), [id, round]);
-  const log = usePages<Entry>((next) => must(api.GET('/keys/{id}/requests', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}), ...(next ? { cursor: next } : {}) } } })), [id, status, round]);
+  const summary = useLoad(() => must(api.GET('/keys/{id}/requests/summary', { params: { path: { id }, query: inMode() } })), [id, round]);
+  const log = usePages<Entry>((next) => must(api.GET('/keys/{id}/requests', { params: { path: { id }, query: { ...inMode(), limit: 50, ...(status ? { status } : {}), ...(next ? { cursor: next } : {}) } } })), [id, status, round]);
   const entries = log.items;
   return (
     <>
       <p>
-        <a href={`#/keys/${id}`}>← The key</a>
+        <a href={link(`keys/${id}`)}>← The key</a>
       </p>
       <h1>Requests</h1>
       <p class="muted">Every request made with this key, kept as long as events are. A request shows here about a second after its answer.</p>

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
+import { inMode, link, mode } from '../mode';
 import { UsageChart } from '../chart';
+import { DeleteTestData } from './test-data';
 import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, when, When } from '../ui';
 
 type Key = Schemas['Key'];
@@ -33,7 +35,7 @@ function RevokeButton({ apiKey, onRevoked }: { apiKey: Key; onRevoked: (message:
   const action = useAction();
   const revoke = () =>
     action.run(async () => {
-      await must(api.DELETE('/keys/{id}', { params: { path: { id: apiKey.id } } }));
+      await must(api.DELETE('/keys/{id}', { params: { path: { id: apiKey.id }, query: inMode() } }));
       setOpen(false);
       onRevoked(`Key “${apiKey.name}” (${apiKey.prefix}) is revoked: every request with it is refused from now on.`);
       return null;
@@ -68,7 +70,7 @@ function RollButton({ apiKey, onRolled }: { apiKey: Key; onRolled: (rolled: Sche
   const action = useAction();
   const roll = () =>
     action.run(async () => {
-      const rolled = await must(api.POST('/keys/{id}/roll', { params: { path: { id: apiKey.id } }, body: { overlap_seconds: overlap } }));
+      const rolled = await must(api.POST('/keys/{id}/roll', { params: { path: { id: apiKey.id }, query: inMode() }, body: { overlap_seconds: overlap } }));
       setOpen(false);
       onRolled(rolled);
       return null;
@@ -131,7 +133,7 @@ function KeyVersion({ apiKey, admin, onUpgraded }: { apiKey: Key; admin: boolean
   const upgrade = () =>
     action.run(async () => {
       if (!latest) return null;
-      await must(api.PATCH('/keys/{id}', { params: { path: { id: apiKey.id } }, body: { api_version: latest } }));
+      await must(api.PATCH('/keys/{id}', { params: { path: { id: apiKey.id }, query: inMode() }, body: { api_version: latest } }));
       setOpen(false);
       onUpgraded(`Key “${apiKey.name}” now answers in API version ${latest}: requests without an Api-Version header get its shapes from now on.`);
       return null;
@@ -165,11 +167,11 @@ function KeyVersion({ apiKey, admin, onUpgraded }: { apiKey: Key; admin: boolean
 
 /** "3 of 20 keys", from the plan, and the workspace's key lifetime when it has one. */
 function KeyCap() {
-  const { data } = useLoad(() => must(api.GET('/workspace')), []);
+  const { data } = useLoad(() => must(api.GET('/workspace', { params: { query: inMode() } })), []);
   if (!data) return null;
   return (
     <p>
-      {data.usage.live_keys} of {data.plan.max_keys} keys on the {data.plan.name} plan.
+      {data.usage.live_keys} of {data.plan.max_keys} {data.mode === 'test' ? 'test keys (counted apart from live keys)' : 'keys'} on the {data.plan.name} plan.
       {data.max_key_lifetime_days !== null && ` Every new key must expire within ${data.max_key_lifetime_days} ${data.max_key_lifetime_days === 1 ? 'day' : 'days'}.`}
     </p>
   );
@@ -181,7 +183,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
   const [notice, setNotice] = useState<string | null>(null);
   const [round, setRound] = useState(0);
   const { problem } = useLoad(async () => {
-    const page = await must(api.GET('/keys', { params: { query: { limit: 50 } } }));
+    const page = await must(api.GET('/keys', { params: { query: { ...inMode(), limit: 50 } } }));
     setPages([page.data]);
     setCursor(page.next_cursor);
     return page;
@@ -189,7 +191,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
   const more = useAction();
   const loadMore = () =>
     more.run(async () => {
-      const page = await must(api.GET('/keys', { params: { query: { limit: 50, ...(cursor ? { cursor } : {}) } } }));
+      const page = await must(api.GET('/keys', { params: { query: { ...inMode(), limit: 50, ...(cursor ? { cursor } : {}) } } }));
       setPages((p) => [...p, page.data]);
       setCursor(page.next_cursor);
       return null;
@@ -201,7 +203,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
       <KeyCap key={round} />
       {admin ? (
         <p>
-          <a class="button" href="#/keys/new">
+          <a class="button" href={link('keys/new')}>
             Create key
           </a>
         </p>
@@ -217,7 +219,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
             {keys.map((key) => (
               <tr key={key.id} class={key.revoked_at || expired(key) ? 'revoked' : expiringSoon(key) ? 'expiring' : undefined}>
                 <td>
-                  <a href={`#/keys/${key.id}`}>{key.name}</a>
+                  <a href={link(`keys/${key.id}`)}>{key.name}</a>
                 </td>
                 <td>
                   <code class="whole">{key.prefix}…</code>
@@ -252,6 +254,7 @@ export function KeysPage({ admin }: { admin: boolean }) {
         </button>
       )}
       <ProblemView problem={more.problem} />
+      {admin && mode() === 'test' && <DeleteTestData />}
     </>
   );
 }
@@ -263,14 +266,14 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
   const key = useLoad(async () => {
     let cursor: string | undefined;
     for (;;) {
-      const page = await must(api.GET('/keys', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } }));
+      const page = await must(api.GET('/keys', { params: { query: { ...inMode(), limit: 100, ...(cursor ? { cursor } : {}) } } }));
       const found = page.data.find((k) => k.id === id);
       if (found) return found;
       if (!page.next_cursor) return null;
       cursor = page.next_cursor;
     }
   }, [id, round]);
-  const usage = useLoad(() => must(api.GET('/usage', { params: { query: { key_id: id } } })), [id]);
+  const usage = useLoad(() => must(api.GET('/usage', { params: { query: { ...inMode(), key_id: id } } })), [id]);
   const [rolled, setRolled] = useState<Schemas['RolledKey'] | null>(null);
   const k = key.data;
   if (rolled) {
@@ -282,7 +285,7 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
           The old token works until <When at={rolled.replaces.revoked_at} />, then every request with it is refused. Scopes: {rolled.scopes.join(', ')}; {rolled.rate_limit} requests a minute.
         </p>
         <p>
-          <a href={`#/keys/${rolled.id}`} onClick={() => setRolled(null)}>
+          <a href={link(`keys/${rolled.id}`)} onClick={() => setRolled(null)}>
             Done: the new key
           </a>
         </p>
@@ -292,7 +295,7 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
   return (
     <>
       <p>
-        <a href="#/keys">← API keys</a>
+        <a href={link('keys')}>← API keys</a>
       </p>
       <h1>{k ? `Key “${k.name}”` : 'Key'}</h1>
       <Notice text={notice} />
@@ -345,7 +348,7 @@ export function KeyPage({ id, admin }: { id: string; admin: boolean }) {
           />
           <h2>Requests</h2>
           <p>
-            <a href={`#/keys/${k.id}/requests`}>Request log and errors</a>: every request made with this key, and its errors by status and code.
+            <a href={link(`keys/${k.id}/requests`)}>Request log and errors</a>: every request made with this key, and its errors by status and code.
           </p>
           <ProblemView problem={usage.problem} />
           {usage.data && <UsageChart buckets={usage.data.data} now={Date.now()} />}
@@ -394,7 +397,7 @@ function ScopePicker({ scopes, chosen, onChange, plan }: { scopes: Array<Schemas
 
 export function NewKeyPage({ admin }: { admin: boolean }) {
   const scopes = useLoad(() => must(api.GET('/scopes')), []);
-  const workspace = useLoad(() => must(api.GET('/workspace')), []);
+  const workspace = useLoad(() => must(api.GET('/workspace', { params: { query: inMode() } })), []);
   const versions = useLoad(() => must(api.GET('/versions')), []);
   // Empty: the latest.
   const [apiVersion, setApiVersion] = useState('');
@@ -426,7 +429,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
           {created.expires_at ? <> It expires <When at={created.expires_at} />.</> : ' It works until revoked.'}
         </p>
         <p>
-          <a href="#/keys">Done: back to API keys</a>
+          <a href={link('keys')}>Done: back to API keys</a>
         </p>
       </>
     );
@@ -437,7 +440,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
     void action.run(async () => {
       if (chosen.size === 0) throw new Error('Choose at least one scope.');
       const addresses = allowedIps.split(/[\s,]+/).filter(Boolean);
-      const key = await must(api.POST('/keys', { body: { name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}), ...(addresses.length > 0 ? { allowed_ips: addresses } : {}), ...(apiVersion ? { api_version: apiVersion } : {}) } }));
+      const key = await must(api.POST('/keys', { body: { mode: mode(), name: name.trim(), scopes: [...chosen], rate_limit: Number(rateLimit), ...(expiresInDays.trim() ? { expires_in_days: Number(expiresInDays) } : {}), ...(addresses.length > 0 ? { allowed_ips: addresses } : {}), ...(apiVersion ? { api_version: apiVersion } : {}) } }));
       setCreated(key);
       return null;
     });
@@ -445,7 +448,7 @@ export function NewKeyPage({ admin }: { admin: boolean }) {
   return (
     <>
       <p>
-        <a href="#/keys">← API keys</a>
+        <a href={link('keys')}>← API keys</a>
       </p>
       <h1>Create key</h1>
       <ProblemView problem={scopes.problem ?? workspace.problem} />

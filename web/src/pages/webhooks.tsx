@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
+import { inMode, link } from '../mode';
 import { Confirm, Notice, ProblemView, ShownOnce, Table, useAction, useLoad, ViewerNote, When } from '../ui';
 
 type Webhook = Schemas['Webhook'];
@@ -44,16 +45,16 @@ function LastDeliveries({ deliveries, problem }: { deliveries: Delivery[] | unde
 }
 
 export function WebhooksPage({ admin }: { admin: boolean }) {
-  const { data, problem } = useLoad(() => must(api.GET('/webhooks', { params: { query: { limit: 100 } } })), []);
+  const { data, problem } = useLoad(() => must(api.GET('/webhooks', { params: { query: { ...inMode(), limit: 100 } } })), []);
   // Every row's latest deliveries in one request, not one per row.
   const ids = data?.data.map((w) => w.id).join(',') ?? '';
-  const recent = useLoad(async () => (ids === '' ? new Map<string, Delivery[]>() : new Map((await must(api.GET('/webhook-deliveries/recent', { params: { query: { webhook_ids: ids } } }))).data.map((r) => [r.webhook_id, r.deliveries]))), [ids]);
+  const recent = useLoad(async () => (ids === '' ? new Map<string, Delivery[]>() : new Map((await must(api.GET('/webhook-deliveries/recent', { params: { query: { ...inMode(), webhook_ids: ids } } }))).data.map((r) => [r.webhook_id, r.deliveries]))), [ids]);
   return (
     <>
       <h1>Webhooks</h1>
       {admin ? (
         <p>
-          <a class="button" href="#/webhooks/new">
+          <a class="button" href={link('webhooks/new')}>
             Create webhook
           </a>
         </p>
@@ -67,7 +68,7 @@ export function WebhooksPage({ admin }: { admin: boolean }) {
             {data.data.map((w) => (
               <tr key={w.id}>
                 <td>
-                  <a href={`#/webhooks/${w.id}`}>{w.url}</a>
+                  <a href={link(`webhooks/${w.id}`)}>{w.url}</a>
                   {w.description && <div class="muted">{w.description}</div>}
                 </td>
                 <td>{w.events.join(', ')}</td>
@@ -224,7 +225,7 @@ export function NewWebhookPage({ admin }: { admin: boolean }) {
           </p>
         )}
         <p>
-          <a href={`#/webhooks/${created.id}`}>Go to the webhook</a>
+          <a href={link(`webhooks/${created.id}`)}>Go to the webhook</a>
         </p>
       </>
     );
@@ -232,7 +233,7 @@ export function NewWebhookPage({ admin }: { admin: boolean }) {
   return (
     <>
       <p>
-        <a href="#/webhooks">← Webhooks</a>
+        <a href={link('webhooks')}>← Webhooks</a>
       </p>
       <h1>Create webhook</h1>
       <WebhookForm
@@ -240,7 +241,7 @@ export function NewWebhookPage({ admin }: { admin: boolean }) {
         busy={action.busy}
         onSubmit={(body) =>
           void action.run(async () => {
-            setCreated(await must(api.POST('/webhooks', { body })));
+            setCreated(await must(api.POST('/webhooks', { params: { query: inMode() }, body })));
             return null;
           })
         }
@@ -255,14 +256,14 @@ function HeldBehind({ webhookId, delivery }: { webhookId: string; delivery: stri
   return (
     <>
       {' '}
-      behind <a href={`#/webhooks/${webhookId}/deliveries/${delivery}`}>{delivery}</a>
+      behind <a href={link(`webhooks/${webhookId}/deliveries/${delivery}`)}>{delivery}</a>
     </>
   );
 }
 
 function Deliveries({ id, round }: { id: string; round: number }) {
   const [status, setStatus] = useState<'' | (typeof STATUSES)[number]>('');
-  const { data, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { limit: 50, ...(status ? { status } : {}) } } })), [id, status, round]);
+  const { data, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query: { ...inMode(), limit: 50, ...(status ? { status } : {}) } } })), [id, status, round]);
   const watching = useWatching([id, status, round]);
   usePolling(reload, watching || (data?.data.some((d) => d.status === 'pending' || d.status === 'held') ?? false));
   return (
@@ -299,7 +300,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
                 <td>{d.attempts}</td>
                 <td>{d.last_response_status ?? d.last_error ?? '—'}</td>
                 <td>
-                  <a href={`#/webhooks/${id}/deliveries/${d.id}`} aria-label={`Delivery ${d.id} details`}>
+                  <a href={link(`webhooks/${id}/deliveries/${d.id}`)} aria-label={`Delivery ${d.id} details`}>
                     {d.id}
                   </a>
                 </td>
@@ -325,7 +326,7 @@ function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: bool
       onSubmit={(e) => {
         e.preventDefault();
         void run(async () => {
-          const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: new Date(`${since.length === 16 ? `${since}:00` : since}Z`).toISOString() } }));
+          const result = await must(api.POST('/webhooks/{id}/recover', { params: { path: { id }, query: inMode() }, body: { since: new Date(`${since.length === 16 ? `${since}:00` : since}Z`).toISOString() } }));
           onDone();
           return result.deliveries === 0 ? 'Nothing to recover since then: every delivery of that time succeeded or is under way.' : `${result.deliveries} ${result.deliveries === 1 ? 'delivery' : 'deliveries'} queued: failed ones again, and the events missed while it was disabled.`;
         });
@@ -349,7 +350,7 @@ function Recover({ id, enabled, busy, run, onDone }: { id: string; enabled: bool
 
 export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
   const [round, setRound] = useState(0);
-  const { data: hook, problem } = useLoad(() => must(api.GET('/webhooks/{id}', { params: { path: { id } } })), [id, round]);
+  const { data: hook, problem } = useLoad(() => must(api.GET('/webhooks/{id}', { params: { path: { id }, query: inMode() } })), [id, round]);
   const [editing, setEditing] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [confirmDelete, setConfirmDelete] = useState(false);
@@ -357,7 +358,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
   const changed = () => setRound((r) => r + 1);
   const patch = (body: Schemas['WebhookUpdate'], message: string) =>
     action.run(async () => {
-      await must(api.PATCH('/webhooks/{id}', { params: { path: { id } }, body }));
+      await must(api.PATCH('/webhooks/{id}', { params: { path: { id }, query: inMode() }, body }));
       setEditing(false);
       changed();
       return message;
@@ -365,7 +366,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
   return (
     <>
       <p>
-        <a href="#/webhooks">← Webhooks</a>
+        <a href={link('webhooks')}>← Webhooks</a>
       </p>
       <h1>Webhook {hook ? hook.url : id}</h1>
       <ProblemView problem={problem} />
@@ -406,7 +407,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
                 disabled={action.busy}
                 onClick={() =>
                   void action.run(async () => {
-                    const rotated = await must(api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } } }));
+                    const rotated = await must(api.POST('/webhooks/{id}/rotate-secret', { params: { path: { id }, query: inMode() } }));
                     setSecret(rotated.secret);
                     return rotated.secret ? 'The secret is rotated.' : `The signing key is rotated: verify with the new public key ${rotated.public_key ?? ''}. For 24 hours deliveries carry a signature by the old key too.`;
                   })
@@ -419,7 +420,7 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
                 disabled={action.busy}
                 onClick={() =>
                   void action.run(async () => {
-                    const delivery = await must(api.POST('/webhooks/{id}/test', { params: { path: { id } } }));
+                    const delivery = await must(api.POST('/webhooks/{id}/test', { params: { path: { id }, query: inMode() } }));
                     changed();
                     return `A test event is queued (delivery ${delivery.id}); its outcome appears under Deliveries.`;
                   })
@@ -443,9 +444,9 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
             onCancel={() => setConfirmDelete(false)}
             onConfirm={() =>
               void action.run(async () => {
-                await must(api.DELETE('/webhooks/{id}', { params: { path: { id } } }));
+                await must(api.DELETE('/webhooks/{id}', { params: { path: { id }, query: inMode() } }));
                 setConfirmDelete(false);
-                location.hash = '#/webhooks';
+                location.hash = link('webhooks');
                 return null;
               })
             }
@@ -460,14 +461,14 @@ export function WebhookPage({ id, admin }: { id: string; admin: boolean }) {
 }
 
 export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: string; deliveryId: string; admin: boolean }) {
-  const { data: d, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries/{delivery_id}', { params: { path: { id: webhookId, delivery_id: deliveryId } } })), [webhookId, deliveryId]);
+  const { data: d, problem, reload } = useLoad(() => must(api.GET('/webhooks/{id}/deliveries/{delivery_id}', { params: { path: { id: webhookId, delivery_id: deliveryId }, query: inMode() } })), [webhookId, deliveryId]);
   const action = useAction();
   const watching = useWatching([action.notice]);
   usePolling(reload, watching || d?.status === 'pending' || d?.status === 'held');
   return (
     <>
       <p>
-        <a href={`#/webhooks/${webhookId}`}>← The webhook</a>
+        <a href={link(`webhooks/${webhookId}`)}>← The webhook</a>
       </p>
       <h1>Delivery {deliveryId}</h1>
       <ProblemView problem={problem} />
@@ -497,7 +498,7 @@ export function DeliveryPage({ webhookId, deliveryId, admin }: { webhookId: stri
                 disabled={action.busy}
                 onClick={() =>
                   void action.run(async () => {
-                    await must(api.POST('/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id: webhookId, delivery_id: deliveryId } } }));
+                    await must(api.POST('/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id: webhookId, delivery_id: deliveryId }, query: inMode() } }));
                     reload();
                     return 'Retry queued: a new attempt is made now.';
                   })
