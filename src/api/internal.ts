@@ -16,6 +16,8 @@ import { idListPattern } from '../common/ids.js';
 import { windowProperties } from '../common/window.js';
 import { MODE_PARAMETER } from '../common/modes.js';
 import { findJob } from '../admin/jobs.js';
+import { eventCatalog } from '../events/catalog.js';
+import { eventLogPage } from '../events/log.js';
 import { requestTestDataDeletion } from '../admin/test-data.js';
 import { header } from '../openapi/problems.js';
 
@@ -35,6 +37,8 @@ export function internalApi(registry: Registry, document: () => string = () => '
 function internalRoutes(registry: Registry, document: () => string, publicDocument: () => string): Route[] {
   // The catalog with each event's example payload, as the public document gives it (read once, when first asked).
   const events = once(() => eventCatalogWithExamples(registry, JSON.parse(publicDocument()) as Record<string, unknown>));
+  // The event log's types: the catalog's, as the public event log has them.
+  const eventTypes = eventCatalog(registry).map((e) => e.name);
   return [
     ...sessionRoutes(),
     route({
@@ -109,6 +113,23 @@ function internalRoutes(registry: Registry, document: () => string, publicDocume
       handle: () => ({ body: { data: events() } }),
     },
     ...webhookRoutes(registry, { base: INTERNAL_BASE, read: null, change: 'admin', refused: 'insufficient_role', modes: true }),
+    route({
+      method: 'get',
+      path: '/event-log',
+      operationId: 'listEventLog',
+      summary: 'The event log of one mode',
+      description: 'Every event of the workspace in the mode asked for, newest first, exactly as delivered in the latest API version; `type` narrows it to events of one type.',
+      tag: 'webhooks',
+      access: null,
+      query: { type: 'object', additionalProperties: false, properties: { ...PAGE_PARAMETERS, type: { type: 'string', enum: eventTypes, description: 'Only events of this type.' }, ...MODE_PARAMETER } },
+      success: { status: 200, description: 'A page of events.', schema: ref('LoggedEventPage') },
+      errors: ['invalid_parameter', 'invalid_cursor'],
+      handle: async (input) => {
+        const { limit, cursor, type } = input.query;
+        const text = await eventLogPage(input.deps.db, who(input).workspace.id, { limit, types: type ? [type] : eventTypes, sort: '-created_at', ...(cursor !== undefined ? { cursor } : {}) });
+        return { text, type: 'application/json; charset=utf-8' };
+      },
+    }),
     route({
       method: 'get',
       path: '/audit-log',

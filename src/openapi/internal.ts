@@ -58,6 +58,17 @@ export const INTERNAL_SCHEMAS: Record<string, JsonSchema> = {
       }),
     },
   }),
+  LoggedEvent: obj(
+    {
+      id: { type: 'string', pattern: idPattern('evt_') },
+      type: { type: 'string', examples: ['deal.created'] },
+      created_at: time('When it happened.'),
+      livemode: { type: 'boolean', description: 'false for an event of test mode.' },
+      data: { type: 'object', required: ['object'], properties: { object: { type: 'object', description: 'The object after the change (before it, for a delete).' }, previous: { type: 'object', description: "The changed fields' old values." } } },
+    },
+    'An event, as delivered to webhooks in the latest API version.',
+  ),
+  LoggedEventPage: pageSchema({ $ref: '#/components/schemas/LoggedEvent' }, 'A page of the event log, newest first.'),
   Session: obj(
     {
       user: obj({ id: { type: 'string', pattern: idPattern('usr_') }, email: str, name: str, role: { type: 'string', enum: ['admin', 'viewer'] } }),

@@ -98,6 +98,13 @@ describe('test mode: keys, objects and events apart from live ones', () => {
     const lives = await json<{ data: Array<{ livemode: boolean; data: { object: Obj } }> }>(await app.request('/v1/event-log?limit=200', { token: live }));
     expect(lives.data.map((e) => e.data.object.id)).not.to.include(deal.id);
     expect(lives.data.every((e) => e.livemode === true)).to.equal(true);
+    // The administration area's event log, per mode.
+    const inside = await json<{ data: Array<{ type: string; livemode: boolean; data: { object: Obj } }> }>(await internal(app, '/event-log?mode=test&type=deal.created', { cookie: admin.cookie }));
+    expect(inside.data.map((e) => e.data.object.id)).to.include(deal.id);
+    expect(inside.data.every((e) => e.type === 'deal.created' && e.livemode === false)).to.equal(true);
+    const insideLive = await json<{ data: Array<{ data: { object: Obj } }> }>(await internal(app, '/event-log', { cookie: admin.cookie }));
+    expect(insideLive.data.map((e) => e.data.object.id)).not.to.include(deal.id);
+    await problem(await internal(app, '/event-log?type=nothing.here', { cookie: admin.cookie }), 400, 'invalid_parameter');
   });
 
   it('counts live and test keys apart against the plan', async () => {

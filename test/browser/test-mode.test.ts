@@ -132,6 +132,15 @@ describe('the Developer page, in Chromium: the Live / Test switch', function () 
     await page.getByText('deal.created').first().waitFor();
     await waitFor(async () => (await page.getByText('succeeded').count()) > 0, 10_000, 'the delivery shown as succeeded');
     await page.screenshot({ path: path.join(shots, '41-test-mode-webhook.png'), fullPage: true });
+    // The event log of each mode: the test deal's event under test, not under live.
+    await page.getByRole('link', { name: 'Events' }).click();
+    expect(new URL(page.url()).hash).to.equal('#/test/events');
+    const log = page.getByRole('table', { name: 'Event log' });
+    await log.getByRole('row').filter({ hasText: 'deal.created' }).first().waitFor();
+    expect(await log.getByRole('row').filter({ hasText: 'deal.created' }).count()).to.equal(1);
+    await page.getByRole('switch', { name: 'Test mode' }).click();
+    expect(new URL(page.url()).hash).to.equal('#/events');
+    await page.getByText('No events yet.').waitFor();
   });
 
   it('deletes all test data from test mode, showing the job until it is done, and leaves live data', async () => {

@@ -1,5 +1,6 @@
 import { api, must } from '../api';
 import { ProblemView, useLoad } from '../ui';
+import { EventLog } from './event-log';
 
 /** The event catalog, each event with its description and the example payload of the public document. */
 export function EventsPage() {
@@ -7,6 +8,8 @@ export function EventsPage() {
   return (
     <>
       <h1>Events</h1>
+      <EventLog />
+      <h2>Event types</h2>
       <p>
         What a webhook can subscribe to: an exact name, <code>&lt;resource&gt;.*</code> or <code>*</code>. Each delivery's body is the event below, signed with the
         subscription's secret.
@@ -14,9 +17,9 @@ export function EventsPage() {
       <ProblemView problem={problem} />
       {data?.data.map((e) => (
         <section key={e.name} class="event" aria-labelledby={`event-${e.name}`}>
-          <h2 id={`event-${e.name}`}>
+          <h3 id={`event-${e.name}`}>
             <code>{e.name}</code>
-          </h2>
+          </h3>
           <p>{e.description}</p>
           <details>
             <summary>Example payload of {e.name}</summary>
