@@ -276,3 +276,39 @@ describe('test mode: deleting the test data (DELETE /internal/v1/test-data, a jo
     expect(next.id).not.to.equal(job.id);
   });
 });
+
+describe('jobs (admin/jobs.ts): a job outlives the process that took it', () => {
+  let app: TestApp;
+  let jobs: { stop(): Promise<void> } | undefined;
+  before(async () => {
+    app = await startApp();
+  });
+  after(async () => {
+    await jobs?.stop();
+    await app.close();
+  });
+
+  it('takes over a job whose lease ended (its process died), carries on from its progress, and leaves one whose lease runs', async () => {
+    const admin = await person(app);
+    const key = ((await (await internal(app, '/keys', { method: 'POST', cookie: admin.cookie, json: { name: 't', scopes: ['read:deals', 'write:deals'], mode: 'test' } })).json()) as Key).token;
+    expect((await app.request('/v1/deals', { token: key, method: 'POST', json: { title: 'Orphaned' } })).status).to.equal(201);
+    const other = await person(app);
+    const now = Date.now();
+    const row = (id: string, workspaceId: string, leaseUntil: number) => ({ id, workspace_id: workspaceId, kind: 'delete_test_data', status: 'running', progress: JSON.stringify({ objects: 7, events: 9 }), error: null, created_by: JSON.stringify({ type: 'user', id: null, label: 'x' }), created_at: now - 120_000, started_at: now - 120_000, finished_at: null, lease_owner: 'jobs-dead', lease_until: leaseUntil });
+    // One whose process died a minute ago, one whose process is still at it.
+    await app.deps.db('jobs').insert([row('job_0000000000000000000000001', admin.workspaceId, now - 1000), row('job_0000000000000000000000002', other.workspaceId, now + 600_000)]);
+    const { startJobRunner } = await import('../../src/jobs.js');
+    jobs = startJobRunner(app.deps, app.registry);
+    let polled: { status: string; progress: Record<string, number> } = { status: 'running', progress: {} };
+    await waitFor(async () => {
+      polled = (await (await internal(app, '/jobs/job_0000000000000000000000001', { cookie: admin.cookie })).json()) as typeof polled;
+      return polled.status === 'succeeded';
+    }, 15_000, 'the orphaned job to be taken over and finished');
+    // Its count goes on from where the dead process left it.
+    expect(polled.progress).to.deep.equal({ objects: 8, events: 10 });
+    expect(((await (await app.request('/v1/deals', { token: key })).json()) as Page).data).to.deep.equal([]);
+    const held = (await (await internal(app, '/jobs/job_0000000000000000000000002', { cookie: other.cookie })).json()) as { status: string };
+    expect(held.status).to.equal('running');
+    expect((await app.deps.db('jobs').first('lease_owner').where('id', 'job_0000000000000000000000002')) as { lease_owner: string }).to.deep.equal({ lease_owner: 'jobs-dead' });
+  });
+});
