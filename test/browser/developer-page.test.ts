@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../src/admin/users.js';
@@ -9,8 +8,7 @@ import { scopeCatalog } from '../../src/auth/scopes.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { newAddress } from '../helpers/admin.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
-import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
-import { backend } from '../helpers/backend.js';
+import { shootFailure, suiteBrowser } from '../helpers/browser.js';
 import { startReceiver, verified, type Receiver } from '../helpers/receiver.js';
 import { fastWebhooks } from '../helpers/settings.js';
 
@@ -26,14 +24,10 @@ describe('the Developer page, in Chromium', function () {
   let receiver: Receiver;
   const contexts: BrowserContext[] = [];
   let current: Page | undefined;
-  let shots = SCREENSHOTS;
+  let shots = '';
 
   before(async function () {
-    const executable = chromiumOrSkip(this);
-    // A folder per backend (embedded, mysql, postgres): two suites may run side by side.
-    shots = path.join(SCREENSHOTS, backend().kind);
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await launchChromium(executable);
+    ({ browser, shots } = await suiteBrowser(this));
     receiver = await startReceiver();
     app = await startApp({ env: FAST });
     worker = startWorker(app.deps);
@@ -64,8 +58,7 @@ describe('the Developer page, in Chromium', function () {
   }
 
   afterEach(async function () {
-    // A failed test leaves a picture of where it stopped, beside the screens.
-    if (this.currentTest?.state === 'failed' && current) await current.screenshot({ path: path.join(shots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+    await shootFailure(this.currentTest, current, shots);
   });
 
   async function signIn(page: Page, email: string, password: string, hash = '') {

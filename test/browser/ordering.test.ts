@@ -1,14 +1,11 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../src/admin/users.js';
 import { createKey, createWorkspace } from '../../src/auth/keys.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
-import { newAddress } from '../helpers/admin.js';
 import { startApp, type TestApp } from '../helpers/app.js';
-import { backend } from '../helpers/backend.js';
-import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
+import { shootFailure, signedInPage, suiteBrowser } from '../helpers/browser.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { fastWebhooks } from '../helpers/settings.js';
 
@@ -21,14 +18,11 @@ describe('the Developer page, in Chromium: ordered delivery', function () {
   let receiver: Receiver;
   let context: BrowserContext | undefined;
   let page: Page;
-  let shots = SCREENSHOTS;
+  let shots = '';
 
   before(async function () {
-    const executable = chromiumOrSkip(this);
     this.timeout(120_000);
-    shots = path.join(SCREENSHOTS, backend().kind);
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await launchChromium(executable);
+    ({ browser, shots } = await suiteBrowser(this));
     receiver = await startReceiver();
     // Retries enough that a failing delivery holds its line through the test.
     app = await startApp({ env: fastWebhooks({ WEBHOOK_RETRY_DELAYS: Array.from({ length: 10 }, () => '1').join(',') }) });
@@ -42,19 +36,13 @@ describe('the Developer page, in Chromium: ordered delivery', function () {
     await receiver?.close();
   });
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) await page.screenshot({ path: path.join(shots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+    await shootFailure(this.currentTest, page, shots);
   });
 
   it('makes a webhook ordered per object, and shows a held delivery and the one it waits behind', async () => {
     const workspace = (await createWorkspace(app.deps.db, { name: 'Ordering', plan: 'pro' })).id;
     const person = await createUser(app.deps.db, { workspace, email: `ordering.${Date.now().toString(36)}@example.com`, role: 'admin' });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: app.url, extraHTTPHeaders: { 'x-forwarded-for': newAddress() } });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    await page.goto('/admin/#/webhooks/new');
-    await page.getByLabel('Email').fill(person.email);
-    await page.getByLabel('Password').fill(person.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    ({ context, page } = await signedInPage(browser, app.url, person, '#/webhooks/new'));
     await page.getByLabel('URL').fill(`${receiver.url}/ordered`);
     await page.getByLabel('Order').selectOption('per_object');
     await page.getByRole('checkbox', { name: 'Every client event (client.*)' }).check();

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -6,10 +5,8 @@ import { createUser } from '../../src/admin/users.js';
 import { createKey, createWorkspace } from '../../src/auth/keys.js';
 import { startWorker, type Worker } from '../../src/webhooks/worker.js';
 import { startJobRunner } from '../../src/jobs.js';
-import { newAddress } from '../helpers/admin.js';
 import { startApp, waitFor, type TestApp } from '../helpers/app.js';
-import { backend } from '../helpers/backend.js';
-import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
+import { shootFailure, signedInPage, suiteBrowser } from '../helpers/browser.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { fastWebhooks } from '../helpers/settings.js';
 
@@ -22,28 +19,19 @@ describe('the Developer page, in Chromium: the Live / Test switch', function () 
   let receiver: Receiver;
   let context: BrowserContext | undefined;
   let page: Page;
-  let shots = SCREENSHOTS;
+  let shots = '';
   let workspaceId: string;
   let jobs: { stop(): Promise<void> } | undefined;
 
   before(async function () {
-    const executable = chromiumOrSkip(this);
-    shots = path.join(SCREENSHOTS, backend().kind);
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await launchChromium(executable);
+    ({ browser, shots } = await suiteBrowser(this));
     receiver = await startReceiver();
     app = await startApp({ env: fastWebhooks({ TRUST_PROXY: 'true', USAGE_FLUSH_SECONDS: '1' }) });
     worker = startWorker(app.deps);
     jobs = startJobRunner(app.deps, app.registry);
     workspaceId = (await createWorkspace(app.deps.db, { name: 'Modes', plan: 'pro' })).id;
     const person = await createUser(app.deps.db, { workspace: workspaceId, email: `modes.${Date.now().toString(36)}@example.com`, role: 'admin' });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: app.url, extraHTTPHeaders: { 'x-forwarded-for': newAddress() } });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    await page.goto('/admin/#/keys');
-    await page.getByLabel('Email').fill(person.email);
-    await page.getByLabel('Password').fill(person.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    ({ context, page } = await signedInPage(browser, app.url, person, '#/keys'));
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
   });
   after(async () => {
@@ -55,7 +43,7 @@ describe('the Developer page, in Chromium: the Live / Test switch', function () 
     await receiver?.close();
   });
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) await page.screenshot({ path: path.join(shots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+    await shootFailure(this.currentTest, page, shots);
   });
 
   const keyRows = () => page.getByRole('table', { name: 'API keys' }).getByRole('row');

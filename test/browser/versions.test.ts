@@ -1,13 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createUser } from '../../src/admin/users.js';
 import { createWorkspace } from '../../src/auth/keys.js';
-import { newAddress } from '../helpers/admin.js';
 import { waitFor } from '../helpers/app.js';
-import { backend } from '../helpers/backend.js';
-import { chromiumOrSkip, launchChromium, SCREENSHOTS } from '../helpers/browser.js';
+import { shootFailure, signedInPage, suiteBrowser } from '../helpers/browser.js';
 import { GADGET_VERSIONS, startVersionedApp, type VersionedApp } from '../helpers/versioned-app.js';
 
 /** A key's API version on the Developer page (docs/reference.md section 19), with the gadgets fixture's three versions. */
@@ -17,14 +14,11 @@ describe('the Developer page, in Chromium: API versions of keys', function () {
   let versioned: VersionedApp;
   let context: BrowserContext | undefined;
   let page: Page;
-  let shots = SCREENSHOTS;
+  let shots = '';
 
   before(async function () {
-    const executable = chromiumOrSkip(this);
     this.timeout(120_000);
-    shots = path.join(SCREENSHOTS, backend().kind);
-    fs.mkdirSync(shots, { recursive: true });
-    browser = await launchChromium(executable);
+    ({ browser, shots } = await suiteBrowser(this));
     versioned = await startVersionedApp('browser_versions', { TRUST_PROXY: 'true' });
   });
   after(async () => {
@@ -33,7 +27,7 @@ describe('the Developer page, in Chromium: API versions of keys', function () {
     await versioned?.close();
   });
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && page) await page.screenshot({ path: path.join(shots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => undefined);
+    await shootFailure(this.currentTest, page, shots);
   });
 
   /** A new workspace's admin, signed in at `hash` of the page, in a fresh browser profile. */
@@ -41,13 +35,7 @@ describe('the Developer page, in Chromium: API versions of keys', function () {
     const { app } = versioned;
     const person = await createUser(app.deps.db, { workspace: workspaceId, email: `versions.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 6)}@example.com`, role: 'admin' });
     await context?.close();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: app.url, extraHTTPHeaders: { 'x-forwarded-for': newAddress() } });
-    context.setDefaultTimeout(15_000);
-    page = await context.newPage();
-    await page.goto(`/admin/${hash}`);
-    await page.getByLabel('Email').fill(person.email);
-    await page.getByLabel('Password').fill(person.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    ({ context, page } = await signedInPage(browser, app.url, person, hash));
   }
 
   const newWorkspace = async () => (await createWorkspace(versioned.app.deps.db, { name: 'Versions', plan: 'pro' })).id;
