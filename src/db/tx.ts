@@ -3,6 +3,7 @@ import { retryingDeadlocks } from './dialect.js';
 import { dialectFor } from './dialects/index.js';
 import { FUSABLE, fuse, together, type Statement } from './fused.js';
 import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
+import { inCallersContext } from '../tracing/tracer.js';
 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
@@ -228,7 +229,7 @@ export function groupCommit<T>(db: Knex, work: (tx: Tx) => Promise<T>): Promise<
   if (!line) lines.set(db, (line = { waiting: [], running: false }));
   const queue = line;
   return new Promise<T>((resolve, reject) => {
-    queue.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    queue.waiting.push({ work: inCallersContext(work), resolve: resolve as (value: unknown) => void, reject });
     if (!queue.running) {
       queue.running = true;
       setImmediate(() => void drain(db, queue));

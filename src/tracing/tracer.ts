@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Span, type SpanKind } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
 
 /**
  * Traces as the rest of the service sees them, through `@opentelemetry/api` alone (a few
@@ -15,6 +15,7 @@ export const tracingOn = (): boolean => on;
 export function tracingStarted(flushSpans: () => Promise<void>): void {
   on = true;
   flush = flushSpans;
+  serviceTracer = undefined;
 }
 
 /** Sends the spans still buffered (a process that stops calls it before it exits); nothing when tracing is off. */
@@ -22,8 +23,9 @@ export async function flushTraces(): Promise<void> {
   await flush?.().catch(() => undefined);
 }
 
-/** The service's tracer (its instrumentation scope); the SDK's once registered. */
-export const tracer = () => trace.getTracer('workspace-api');
+let serviceTracer: Tracer | undefined;
+/** The service's tracer (its instrumentation scope); the SDK's once registered (asked of the provider once, not per span). */
+export const tracer = (): Tracer => (serviceTracer ??= trace.getTracer('workspace-api'));
 
 /** A span context as a W3C `traceparent` (version 00). */
 function traceparentOf(span: Span): string {
@@ -40,6 +42,15 @@ export function traceparentNow(): string | null {
   if (!on) return null;
   const span = trace.getActiveSpan();
   return span ? traceparentOf(span) : null;
+}
+
+/**
+ * `fn`, to be called later from elsewhere (a queue that runs it for its caller), bound to the
+ * trace context active now, so that what it does is within the caller's span; `fn` itself
+ * without tracing.
+ */
+export function inCallersContext<F extends (...args: never[]) => unknown>(fn: F): F {
+  return on ? context.bind(context.active(), fn) : fn;
 }
 
 /** A log line's fields for the active span (pino's mixin): `trace_id` and `span_id`, nothing outside a span. */

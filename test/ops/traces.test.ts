@@ -178,6 +178,25 @@ describe('Traces (OpenTelemetry, OTLP/HTTP)', function () {
       }
     });
 
+    it('keeps each of many concurrent writes in its own trace (SQLite commits them together in one transaction)', async () => {
+      const { token } = await seeder.workspaceWithKey();
+      const traceIds = Array.from({ length: 8 }, (_, i) => `${'d'.repeat(30)}${String(i).padStart(2, '0')}`);
+      const created = await Promise.all(
+        traceIds.map(async (traceId, i) => {
+          const res = await fetch(`${server.url}/v1/deals`, { method: 'POST', body: JSON.stringify({ title: `concurrent ${i}` }), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${'e'.repeat(15)}${i}-01` } });
+          expect(res.status).to.equal(201);
+          return ((await res.json()) as { id: string }).id;
+        }),
+      );
+      await waitFor(() => traceIds.every((traceId) => collector.spans.some((s) => s.traceId === traceId && s.kind === SERVER)), 15_000, 'the eight server spans');
+      for (const [i, traceId] of traceIds.entries()) {
+        const request = collector.spans.find((s) => s.traceId === traceId && s.kind === SERVER)!;
+        const [event] = (await seeder.deps.db('events').where({ object_id: created[i], type: 'deal.created' }).select('traceparent')) as Array<{ traceparent: string | null }>;
+        // The event names the span of the request that wrote it, never another's written in the same transaction.
+        expect(event?.traceparent).to.equal(`00-${traceId}-${request.spanId}-01`);
+      }
+    });
+
     it("follows a caller's decision not to sample: nothing of that request is exported, logged with a trace or kept with its event", async () => {
       const { token } = await seeder.workspaceWithKey();
       const traceId = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';

@@ -1,0 +1,95 @@
+import { EventEmitter } from 'node:events';
+import { promiseHooks } from 'node:v8';
+import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/api';
+
+/** Where a promise made within a context keeps it, for the reactions that run after it. */
+const CONTEXT = Symbol('trace context');
+type Tagged = Promise<unknown> & { [CONTEXT]?: Context };
+
+/**
+ * The active trace context, carried across `await` and `.then` by V8's promise hooks.
+ *
+ * Why not the SDK's AsyncLocalStorage manager: on Node 20, an AsyncLocalStorage once entered
+ * turns on async_hooks for the whole process, for every request, sampled or not (an async id,
+ * a resource and a stack entry for each promise, each callback, each tick). On PostgreSQL with
+ * Redis that was a third of what traces cost a request (bench/HISTORY.md, issue 58). This one
+ * does only what the service needs: a promise made while a context is active keeps it, and
+ * what runs after it (the code after an `await`, a `.then` callback) has it back. A request
+ * that is not traced (sampled out, or tracing off for it) makes no context active, so its
+ * promises cost one comparison each.
+ *
+ * What it does not carry: a callback scheduled with a timer, `setImmediate`, `process.nextTick`
+ * or an event listener runs in no context unless it is bound (`context.bind`, as the
+ * instrumentations do for the callbacks they patch). The service's own code awaits promises
+ * (db/driver.ts wraps each driver callback in one), so its spans, its log lines and the
+ * outbox's `traceparent` see the request's context; the test of traces checks all three.
+ */
+export class PromiseContextManager implements ContextManager {
+  private current: Context = ROOT_CONTEXT;
+  /** The contexts to go back to when the reactions now running end (reactions do not nest, but are kept safe if they do). */
+  private readonly outer: Context[] = [];
+  private stops: Array<() => void> = [];
+
+  active(): Context {
+    return this.current;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    const previous = this.current;
+    this.current = context;
+    try {
+      return fn.call(thisArg, ...args);
+    } finally {
+      this.current = previous;
+    }
+  }
+
+  bind<T>(context: Context, target: T): T {
+    if (typeof target === 'function') {
+      // eslint-disable-next-line @typescript-eslint/no-this-alias
+      const manager = this;
+      const bound = function (this: unknown, ...args: unknown[]) {
+        return manager.with(context, () => (target as (...a: unknown[]) => unknown).apply(this, args));
+      };
+      Object.defineProperty(bound, 'length', { value: target.length });
+      return bound as T;
+    }
+    if (target instanceof EventEmitter) return this.bindEmitter(context, target) as T;
+    return target;
+  }
+
+  /** An emitter's listeners added from now on run in `context` (what the SDK's managers do too). */
+  private bindEmitter(context: Context, emitter: EventEmitter): EventEmitter {
+    for (const method of ['on', 'addListener', 'once', 'prependListener', 'prependOnceListener'] as const) {
+      const original = emitter[method].bind(emitter);
+      emitter[method] = (event: string | symbol, listener: (...args: unknown[]) => void) => original(event, this.bind(context, listener));
+    }
+    return emitter;
+  }
+
+  enable(): this {
+    if (this.stops.length > 0) return this;
+    const stops = [
+      promiseHooks.onInit((promise) => {
+        if (this.current !== ROOT_CONTEXT) (promise as Tagged)[CONTEXT] = this.current;
+      }),
+      promiseHooks.onBefore((promise) => {
+        this.outer.push(this.current);
+        this.current = (promise as Tagged)[CONTEXT] ?? ROOT_CONTEXT;
+      }),
+      promiseHooks.onAfter(() => {
+        this.current = this.outer.pop() ?? ROOT_CONTEXT;
+      }),
+    ];
+    this.stops = stops as Array<() => void>;
+    return this;
+  }
+
+  disable(): this {
+    for (const stop of this.stops) stop();
+    this.stops = [];
+    this.current = ROOT_CONTEXT;
+    this.outer.length = 0;
+    return this;
+  }
+}
