@@ -23,6 +23,9 @@ type Tagged = Promise<unknown> & { [CONTEXT]?: Context };
  * instrumentations do for the callbacks they patch). The service's own code awaits promises
  * (db/driver.ts wraps each driver callback in one), so its spans, its log lines and the
  * outbox's `traceparent` see the request's context; the test of traces checks all three.
+ * `v8.promiseHooks` is marked experimental in Node 20 and 22 (it is what async_hooks itself
+ * uses for promises); from Node 24, AsyncLocalStorage is carried by V8 (AsyncContextFrame) at no
+ * such cost, and the SDK's own manager would do.
  */
 export class PromiseContextManager implements ContextManager {
   private current: Context = ROOT_CONTEXT;
