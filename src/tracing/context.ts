@@ -61,11 +61,24 @@ export class PromiseContextManager implements ContextManager {
     return target;
   }
 
-  /** An emitter's listeners added from now on run in `context` (what the SDK's managers do too). */
+  /**
+   * An emitter's listeners added from now on run in `context` (what the SDK's managers do too);
+   * removing one removes its bound form.
+   */
   private bindEmitter(context: Context, emitter: EventEmitter): EventEmitter {
+    type Listener = (...args: unknown[]) => void;
+    const bound = new WeakMap<Listener, Listener>();
     for (const method of ['on', 'addListener', 'once', 'prependListener', 'prependOnceListener'] as const) {
       const original = emitter[method].bind(emitter);
-      emitter[method] = (event: string | symbol, listener: (...args: unknown[]) => void) => original(event, this.bind(context, listener));
+      emitter[method] = (event: string | symbol, listener: Listener) => {
+        const inContext = this.bind(context, listener);
+        bound.set(listener, inContext);
+        return original(event, inContext);
+      };
+    }
+    for (const method of ['removeListener', 'off'] as const) {
+      const original = emitter[method].bind(emitter);
+      emitter[method] = (event: string | symbol, listener: Listener) => original(event, bound.get(listener) ?? listener);
     }
     return emitter;
   }

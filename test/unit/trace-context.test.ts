@@ -77,6 +77,15 @@ describe('trace context across promises (tracing/context.ts)', () => {
     });
     emitter.emit('event');
     expect(seen).to.deep.equal({ timer: undefined, bound: 'a', emitter: 'a' });
+    // A listener added to a bound emitter is removed by itself, as it was given.
+    let calls = 0;
+    const listener = () => calls++;
+    emitter.on('other', listener);
+    emitter.emit('other');
+    emitter.off('other', listener);
+    emitter.emit('other');
+    expect(calls).to.equal(1);
+    expect(emitter.listenerCount('other')).to.equal(0);
     const bound = manager.bind(named('x'), function (this: unknown, a: number, b: number) {
       return [this, a + b, nameIn(manager)];
     });
