@@ -21,7 +21,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
-import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, medianOf, ROUNDS, start } from './lib.js';
+import { BACKEND, EMBEDDED, env, fmt, freshDatabase, load, machineCpuMs, medianOf, ROUNDS, start } from './lib.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
 const RATE = Number(process.env.BENCH_RATE ?? 200);
@@ -94,6 +94,8 @@ async function compareOrdering(): Promise<void> {
   const ids: string[] = [];
   for (let i = 0; i < OBJECTS; i++) ids.push(((await (await call('/v1/deals', 'POST', { title: `Ordered ${i}`, amount: 1, currency: 'EUR' })).json()) as { id: string }).id);
   const rates: Record<'none' | 'per_object', number[]> = { none: [], per_object: [] };
+  // CPU time a delivery took, of the process that delivers and of the database (it moves less than the rate with what else the machine does).
+  const cpu: Record<'none' | 'per_object', Array<{ worker: number; database: number }>> = { none: [], per_object: [] };
   for (let round = 0; round < ROUNDS; round++) {
     for (const ordering of round % 2 === 0 ? (['per_object', 'none'] as const) : (['none', 'per_object'] as const)) {
       const made = await call('/v1/webhooks', 'POST', { url: receiverUrl, events: ['deal.updated'], ordering });
@@ -103,10 +105,15 @@ async function compareOrdering(): Promise<void> {
       await load(`${api.url}/v1/deals`, tokens, 120, { method: 'PATCH', amount: OBJECTS * UPDATES, vary: (n) => ({ path: `/v1/deals/${ids[n % OBJECTS]}`, body: JSON.stringify({ amount: n + 2 }) }) });
       arrivals.length = 0;
       const started = await startDelivering();
+      const pid = (EMBEDDED ? api : worker)?.child.pid ?? 0;
+      const before = machineCpuMs(pid);
       await waitForArrivals(OBJECTS * UPDATES, 120_000);
+      const after = machineCpuMs(pid);
       const rate = (OBJECTS * UPDATES) / ((arrivals[arrivals.length - 1]!.at - started) / 1000);
       rates[ordering].push(rate);
-      console.log('  round %d, %s: %s deliveries/s', round + 1, ordering, fmt(rate));
+      const used = before && after ? { worker: ((after.server - before.server) * 1000) / (OBJECTS * UPDATES), database: ((after.database - before.database) * 1000) / (OBJECTS * UPDATES) } : undefined;
+      if (used) cpu[ordering].push(used);
+      console.log('  round %d, %s: %s deliveries/s%s', round + 1, ordering, fmt(rate), used ? `, CPU a delivery: ${fmt(used.worker)} us delivering${EMBEDDED ? '' : `, ${fmt(used.database)} us database`}` : '');
       await stopDelivering();
       const gone = await call(`/v1/webhooks/${sub.id}`, 'DELETE');
       if (gone.status !== 204) throw new Error(`cannot delete the subscription: ${gone.status}`);
@@ -116,6 +123,10 @@ async function compareOrdering(): Promise<void> {
   console.log('\nOrdered delivery, %d deals x %d updates, one worker (%s), %s, receiver answering 200 at once, %d rounds', OBJECTS, UPDATES, EMBEDDED ? 'the inline worker of the server' : 'a worker process', BACKEND, ROUNDS);
   console.log('  none        median %s deliveries/s', fmt(medianOf(rates.none)));
   console.log('  per_object  median %s deliveries/s', fmt(medianOf(rates.per_object)));
+  if (cpu.none.length > 0 && cpu.per_object.length > 0) {
+    const of = (o: 'none' | 'per_object', part: 'worker' | 'database') => medianOf(cpu[o].map((c) => c[part]));
+    console.log('  CPU a delivery (medians): delivering %s us with none, %s with per_object (%s)%s', fmt(of('none', 'worker')), fmt(of('per_object', 'worker')), (of('per_object', 'worker') / of('none', 'worker')).toFixed(2), EMBEDDED ? '' : `; database ${fmt(of('none', 'database'))} and ${fmt(of('per_object', 'database'))} us (${(of('per_object', 'database') / of('none', 'database')).toFixed(2)})`);
+  }
   const ratio = medianOf(rates.per_object) / medianOf(rates.none);
   console.log('  per_object / none  %s (per round %s; target >= 0.8: %s)', ratio.toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '), ratio >= 0.8 ? 'met' : 'MISSED');
 }

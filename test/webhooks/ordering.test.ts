@@ -194,6 +194,33 @@ describe('ordered delivery: ordering "per_object" (a real receiver, real workers
     }
   });
 
+  it("does not release a line's next delivery while an earlier event of its object still waits for the fan-out", async () => {
+    const sub = await subscribe('per_object');
+    const { fanOut } = await import('../../src/webhooks/fanout.js');
+    const { releaseLines } = await import('../../src/webhooks/ordering.js');
+    const db = app.deps.db;
+    const [id] = await create(1);
+    await update([id!], 1);
+    // No worker: the fan-out by hand makes the line, its first delivery pending and the second held.
+    while ((await fanOut(db, Date.now(), 100, 3)).events > 0);
+    const line = (await db('webhook_deliveries').where({ subscription_id: sub.id }).orderBy('line_seq').select('id', 'status', 'event_id', 'line_seq')) as Array<{ id: string; status: string; event_id: string; line_seq: number | string }>;
+    expect(line.map((d) => d.status)).to.deep.equal(['pending', 'held']);
+    // The first is done, but an earlier event of the object (as its seq says) is still to be fanned out.
+    await db('webhook_deliveries').where({ id: line[0]!.id }).update({ status: 'succeeded', line_seq: null, next_attempt_at: null });
+    const created = (await db('events').where({ id: line[0]!.event_id }).first('id', 'workspace_id', 'type', 'object_id', 'created_at')) as { id: string; workspace_id: string; type: string; object_id: string; created_at: number };
+    await db('events_pending').insert({ event_id: created.id, workspace_id: created.workspace_id, type: created.type, object_id: created.object_id, created_at: created.created_at });
+    const line2 = { subscription_id: sub.id, object_id: id! };
+    try {
+      expect(await releaseLines(db, [line2], Date.now(), { owner: 'test', leaseMs: 60_000, limit: 5 })).to.deep.equal([]);
+      expect(((await db('webhook_deliveries').where({ id: line[1]!.id }).first('status')) as { status: string }).status).to.equal('held');
+    } finally {
+      await db('events_pending').where({ event_id: created.id }).delete();
+    }
+    // Nothing waits any more: released, and handed to the worker that asks.
+    expect(await releaseLines(db, [line2], Date.now(), { owner: 'test', leaseMs: 60_000, limit: 5 })).to.deep.equal([line[1]!.id]);
+    expect(await db('webhook_deliveries').where({ id: line[1]!.id }).first('status', 'lease_owner')).to.deep.equal({ status: 'pending', lease_owner: 'test' });
+  });
+
   it('moves on past a delivery given up after its last retry, and recovery sends the given-up ones again in order', async () => {
     const sub = await subscribe('per_object');
     const started = new Date(Date.now() - 1000).toISOString();
