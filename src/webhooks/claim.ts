@@ -45,7 +45,7 @@ export async function claimDue(db: Knex, leaseOwner: string, now: number, leaseM
 }
 
 /** The jobs of deliveries `leaseOwner` holds, among `ids`: what sending each needs. */
-export async function jobsOf(db: Knex, ids: readonly string[], leaseOwner: string): Promise<Job[]> {
+export async function jobsOf(db: Knex | Knex.Transaction, ids: readonly string[], leaseOwner: string): Promise<Job[]> {
   if (ids.length === 0) return [];
   const rows = (await db('webhook_deliveries as d')
     .join('events as e', 'e.id', 'd.event_id')

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { recordAudit, SYSTEM } from '../audit/log.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialects/index.js';
-import type { Job } from './claim.js';
+import { jobsOf, type Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';
 import { emitAbout, reportFailing } from './operational.js';
@@ -40,10 +40,10 @@ export interface FailedAttempt {
   next_attempt_at: string | null;
 }
 
-/** What recording found: the failed attempts, and the deliveries handed to the worker (the next of the lines its deliveries finished). */
+/** What recording found: the failed attempts, and the deliveries handed to the worker (the next of the lines its deliveries finished), ready to send. */
 export interface Recorded {
   failed: FailedAttempt[];
-  handed: string[];
+  handed: Job[];
 }
 
 export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number, handOff?: HandOff): Promise<Recorded> {
@@ -64,7 +64,9 @@ export async function recordOutcomes(db: Knex, finished: readonly Finished[], de
       await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
     }
     // A per_object line moves on when its delivery is done (succeeded, or given up): its next, to this worker.
-    const handed = await releaseLines(trx, linesDone(mine, updates), now, handOff);
+    const handedIds = await releaseLines(trx, linesDone(mine, updates), now, handOff);
+    // What sending them needs, read here rather than in a round of its own after the commit.
+    const handed = handOff && handedIds.length > 0 ? await jobsOf(trx, handedIds, handOff.owner) : [];
     await trx('webhook_attempts').insert(
       kept.map(({ job, outcome }) => ({
         delivery_id: job.delivery.id,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Metrics } from '../metrics/registry.js';
 import { recordOutcomes, type Finished } from './record.js';
+import type { Job } from './claim.js';
 import type { HandOff } from './ordering.js';
 
 /**
@@ -45,7 +46,7 @@ export interface RecorderDeps {
    * `handed` gets them, leased to it.
    */
   handOff?: () => HandOff;
-  handed?: (ids: string[], owner: string) => void;
+  handed?: (jobs: Job[]) => void;
 }
 
 /**
@@ -94,7 +95,7 @@ export class AttemptRecorder {
       .then(
         ({ failed, handed }) => {
           this.failures = 0;
-          if (handOff && handed.length > 0) this.deps.handed?.(handed, handOff.owner);
+          if (handed.length > 0) this.deps.handed?.(handed);
           const retrying = failed.filter((a) => a.next_attempt_at).length;
           metrics.deliveries.inc({ outcome: 'succeeded' }, batch.length - failed.length);
           if (retrying > 0) metrics.deliveries.inc({ outcome: 'retrying' }, retrying);

@@ -5,7 +5,7 @@ import { createNatsSender, type NatsSender } from './nats.js';
 import { deliveryBody } from './payloads.js';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
-import { claimDue, jobsOf, nextDue, type Job } from './claim.js';
+import { claimDue, nextDue, type Job } from './claim.js';
 import { Throttle } from './throttle.js';
 import { fanOut } from './fanout.js';
 import { failUnsendable } from './record.js';
@@ -130,7 +130,7 @@ class DeliveryWorker implements Worker {
       workerId: this.id,
       recorded: this.wakeup.signal,
       handOff: () => ({ owner: this.newLease(), leaseMs: config.webhookLeaseMs, limit: this.running ? this.freeSlots() : 0 }),
-      handed: (ids, owner) => void this.takeOn(ids, owner),
+      handed: (jobs) => void this.takeOn(jobs),
     });
     this.minClaim = Math.max(1, Math.floor(config.webhookConcurrency / 4));
     this.unsubscribe = notifier.subscribe(this.wakeup.signal);
@@ -159,11 +159,10 @@ class DeliveryWorker implements Worker {
     return `${this.id}:${++this.claims}`;
   }
 
-  /** Sends deliveries handed to it already leased (the next of per_object lines it finished), as it sends what it claims. */
-  private async takeOn(ids: string[], owner: string): Promise<void> {
-    const { db, log } = this.deps;
+  /** Sends deliveries handed to it already leased and read (the next of per_object lines it finished), as it sends what it claims. */
+  private async takeOn(jobs: Job[]): Promise<void> {
+    const { log } = this.deps;
     try {
-      const jobs = await jobsOf(db, ids, owner);
       // Stopping: their lease runs out and another worker's claim takes them.
       if (this.running) await this.sendJobs(jobs);
     } catch (err) {
