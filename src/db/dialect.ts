@@ -155,6 +155,12 @@ export interface Dialect {
   readonly name: DialectName;
   /** Events one fan-out round takes (SQLite's statements hold the event loop: fewer). */
   readonly fanOutBatch: number;
+  /**
+   * How long a worker gathers finished attempts into one record when a per_object line waits for
+   * it (webhooks/recorder.ts): short where a commit is cheap and in-process (SQLite), longer where
+   * each statement costs the database server's CPU.
+   */
+  readonly lineRecordWaitMs: number;
   /** Whether the search terms have their (object_id, term) index (migrations/20261125000000_search.ts). */
   readonly termsByObject: boolean;
   /** Whether the database itself can carry the wake-up signal between processes (PostgreSQL's LISTEN/NOTIFY). */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { Metrics } from '../metrics/registry.js';
 import { recordOutcomes, type Finished } from './record.js';
+import { dialectFor } from '../db/dialects/index.js';
 import type { Job } from './claim.js';
 import type { HandOff } from './ordering.js';
 
@@ -13,13 +14,13 @@ import type { HandOff } from './ordering.js';
  */
 const RECORD_BATCH = 50;
 const RECORD_WAIT_MS = 10;
-/**
- * A per_object line's next delivery waits for this record, so an attempt of one gathers for
- * less: on SQLite, bench:webhooks BENCH_ORDERING went from 0.58 of none to 0.66-0.71 (a step of
- * the line is a record's gathering, its commit and the hand-off); on MariaDB and PostgreSQL,
- * whose commits cost a round trip, the same within the bench's spread (bench/HISTORY.md).
+/*
+ * A per_object line's next delivery waits for its record, so an attempt of one gathers for the
+ * dialect's lineRecordWaitMs instead. bench:webhooks BENCH_ORDERING, per_object / none: on SQLite
+ * 0.81 at 3 ms and 0.74 at 10 (a step of a line is a gathering, a commit and a hand-off, all in
+ * one process); on PostgreSQL 0.67 at 3 ms and 0.74 at 10, on MariaDB 0.63 and 0.78, where the
+ * smaller batches cost the database server 2.4 times the CPU a delivery (bench/HISTORY.md).
  */
-const LINE_WAIT_MS = 3;
 /**
  * Batches written at once: up to four, so that one finishing while another is written need not
  * wait for it. A per_object line moves on only once its delivery is recorded (and its batch does
@@ -59,20 +60,29 @@ export class AttemptRecorder {
   private readonly recording = new Set<Promise<void>>();
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
-  /** The timer set is the short one (a per_object line's attempt is waiting). */
-  private soon = false;
+  /** When the timer set fires (performance.now()). */
+  private due = 0;
 
-  constructor(private readonly deps: RecorderDeps) {}
+  /** How long a per_object line's attempt gathers others before its record (the dialect's lineRecordWaitMs). */
+  private readonly lineWaitMs: number;
+
+  constructor(private readonly deps: RecorderDeps) {
+    this.lineWaitMs = dialectFor(deps.db).lineRecordWaitMs;
+  }
 
   add(attempt: Finished): void {
     this.finished.push(attempt);
-    if (this.finished.length >= RECORD_BATCH) void this.record();
-    else if (attempt.job.delivery.object_id != null && !this.soon) {
-      // A per_object line waits for this record to move on: gather for less.
-      clearTimeout(this.timer);
-      this.soon = true;
-      this.timer = setTimeout(() => void this.record(), LINE_WAIT_MS);
-    } else this.timer ??= setTimeout(() => void this.record(), RECORD_WAIT_MS);
+    if (this.finished.length >= RECORD_BATCH) {
+      void this.record();
+      return;
+    }
+    // A per_object line waits for this record to move on: it may gather for less.
+    const wait = attempt.job.delivery.object_id != null ? Math.min(this.lineWaitMs, RECORD_WAIT_MS) : RECORD_WAIT_MS;
+    const due = performance.now() + wait;
+    if (this.timer !== undefined && this.due <= due) return;
+    clearTimeout(this.timer);
+    this.due = due;
+    this.timer = setTimeout(() => void this.record(), wait);
   }
 
   /** At stop: records what is left, in up to `rounds` tries; answers how many stay unrecorded. */
@@ -85,7 +95,6 @@ export class AttemptRecorder {
   private record(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.soon = false;
     if (this.recording.size >= MAX_RECORDING || this.finished.length === 0) return this.recording.size > 0 ? Promise.race(this.recording) : Promise.resolve();
     const batch = this.finished;
     this.finished = [];

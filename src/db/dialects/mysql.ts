@@ -24,6 +24,7 @@ const CLAIM_WINDOW = 3;
 export const mysql: Dialect = {
   name: 'mysql',
   fanOutBatch: 500,
+  lineRecordWaitMs: 10,
   termsByObject: true,
   notifies: false,
   driverText: (sql) => sql,

@@ -7,6 +7,7 @@ import { pgSession, sessionTransaction } from '../tx.js';
 export const postgres: Dialect = {
   name: 'postgres',
   fanOutBatch: 500,
+  lineRecordWaitMs: 10,
   termsByObject: true,
   notifies: true,
   driverText: numbered,

@@ -13,6 +13,7 @@ export const sqlite: Dialect = {
    * against 26 ms; bench:backlog). MySQL's and PostgreSQL's statements do not hold the loop: 500.
    */
   fanOutBatch: 40,
+  lineRecordWaitMs: 3,
   termsByObject: false,
   notifies: false,
   driverText: (sql) => sql,
