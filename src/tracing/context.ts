@@ -2,12 +2,9 @@ import { EventEmitter } from 'node:events';
 import { promiseHooks } from 'node:v8';
 import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/api';
 
-/**
- * The context each promise made within one was made in, for the reactions that run after it. Kept
- * beside the promises, not on them: a promise given a property of its own leaves the shape that
- * V8's fast paths for promises (an `await`, a `.then`) check for, in the code every request runs.
- */
-const made = new WeakMap<Promise<unknown>, Context>();
+/** Where a promise made within a context keeps it, for the reactions that run after it. */
+const CONTEXT = Symbol('trace context');
+type Tagged = Promise<unknown> & { [CONTEXT]?: Context };
 
 /**
  * The active trace context, carried across `await` and `.then` by V8's promise hooks.
@@ -90,11 +87,11 @@ export class PromiseContextManager implements ContextManager {
     if (this.stops.length > 0) return this;
     const stops = [
       promiseHooks.onInit((promise) => {
-        if (this.current !== ROOT_CONTEXT) made.set(promise, this.current);
+        if (this.current !== ROOT_CONTEXT) (promise as Tagged)[CONTEXT] = this.current;
       }),
       promiseHooks.onBefore((promise) => {
         this.outer.push(this.current);
-        this.current = made.get(promise) ?? ROOT_CONTEXT;
+        this.current = (promise as Tagged)[CONTEXT] ?? ROOT_CONTEXT;
       }),
       promiseHooks.onAfter(() => {
         this.current = this.outer.pop() ?? ROOT_CONTEXT;
