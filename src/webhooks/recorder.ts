@@ -18,8 +18,9 @@ const RECORD_WAIT_MS = 10;
  * A per_object line's next delivery waits for its record, so an attempt of one gathers for the
  * dialect's lineRecordWaitMs instead. bench:webhooks BENCH_ORDERING, per_object / none: on SQLite
  * 0.81 at 3 ms and 0.74 at 10 (a step of a line is a gathering, a commit and a hand-off, all in
- * one process); on PostgreSQL 0.67 at 3 ms and 0.74 at 10, on MariaDB 0.63 and 0.78, where the
- * smaller batches cost the database server 2.4 times the CPU a delivery (bench/HISTORY.md).
+ * one process); on PostgreSQL and MariaDB 0.63-0.67 at 3 ms and 0.65-0.78 at 10 in different
+ * runs, where each record's statements cost the database server's CPU (per_object took 2.4-2.6
+ * times none's there a delivery), so fewer, larger records (bench/HISTORY.md).
  */
 /**
  * Batches written at once: up to four, so that one finishing while another is written need not
