@@ -8,11 +8,14 @@ import net from 'node:net';
  */
 export interface CommitCutter {
   url: string;
-  /** Cut the next connection that sends COMMIT (or, on PostgreSQL, `at`), once. */
+  /** Cut the next connection that sends COMMIT (with `at`, the next that carried `at`), once. */
   armed: boolean;
   /**
-   * On PostgreSQL a write made of INSERTs alone is one statement that commits by itself, with
-   * no COMMIT (db/fused.ts): a value it carries (a title) tells it on the wire instead.
+   * A value the write to cut carries (a title): only the connection that sent it is cut, at its
+   * COMMIT, so that a commit of something else in the background (a fan-out after an earlier
+   * write) is never taken for it. On PostgreSQL a write made of INSERTs alone is one statement
+   * that commits by itself, with no COMMIT (db/fused.ts): sent outside a transaction, the
+   * statement carrying `at` is the commit.
    */
   at?: string;
   /** Refuse new connections; a cut made while set also closes every connection open then. */
@@ -57,9 +60,18 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
     });
     upstream.on('error', () => client.destroy());
     let cutting = false;
+    // Whether this connection sent `at`, and (PostgreSQL) whether the server's last word was
+    // that it is in a transaction: ReadyForQuery, 'Z' with length 5 and 'I', 'T' or 'E', ends
+    // each answer.
+    let carried = false;
+    let inTransaction = false;
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      if (cutter.armed && (commits(chunk, postgres) || (postgres && cutter.at !== undefined && chunk.includes(cutter.at)))) {
+      if (!cutter.armed) return;
+      const carries = cutter.at !== undefined && chunk.includes(cutter.at);
+      carried ||= carries;
+      const cut = cutter.at === undefined ? commits(chunk, postgres) : carried && (commits(chunk, postgres) || (postgres && carries && !inTransaction));
+      if (cut) {
         cutter.armed = false;
         cutting = true;
         cutter.cuts++;
@@ -74,6 +86,8 @@ export async function startCommitCutter(databaseUrl: string): Promise<CommitCutt
       }
     });
     upstream.on('data', (chunk: Buffer) => {
+      const z = chunk.length - 6;
+      if (postgres && z >= 0 && chunk[z] === 0x5a && chunk.readUInt32BE(z + 1) === 5) inTransaction = chunk[z + 5] !== 0x49;
       if (!cutting) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());

@@ -81,10 +81,12 @@ describe('a write whose connection is lost at COMMIT', () => {
 
   it('says the outcome is unknown for a PATCH cut at COMMIT, and that repeating it is safe', async () => {
     const deal = (await (await app.request('/v1/deals', { token, method: 'POST', json: { title: 'Before' } })).json()) as Obj;
+    const cuts = cutter.cuts;
     cutter.armed = true;
-    cutter.at = undefined;
+    cutter.at = 'After';
     const body = await problem(await app.request(`/v1/deals/${deal.id}`, { token, method: 'PATCH', json: { title: 'After' } }), 503, 'unavailable');
     expect(body.detail).to.match(/whether it was made is unknown/).and.match(/PATCH or DELETE may simply be repeated/);
+    expect(cutter.cuts).to.equal(cuts + 1);
     // It was committed: the object and its event are there.
     expect(((await (await app.request(`/v1/deals/${deal.id}`, { token })).json()) as Obj).title).to.equal('After');
     expect(await events(deal.id)).to.equal(2);
