@@ -131,6 +131,44 @@ export interface TakeSpec {
   limit: number;
 }
 
+/** Of each group of a table's rows (those with the same values in `by`), the first by `order`. */
+export interface FirstSpec {
+  table: string;
+  /** The columns a group shares (text); `groups` gives each group's values, in this order. */
+  by: readonly string[];
+  groups: ReadonlyArray<readonly string[]>;
+  /** Rows whose `order` is null belong to no group; an index on (...by, order) over the rest serves each group with one probe. */
+  order: string;
+  columns: readonly string[];
+}
+
+/**
+ * firstOfGroups as one probe a group, the probes joined by UNION ALL (where there is no LATERAL
+ * join): its text compiled by knex once per shape and count of groups and kept in `texts` (knex
+ * compiles a UNION of a hundred subqueries slowly).
+ */
+export async function firstByProbes(db: Knex | Knex.Transaction, spec: FirstSpec, texts: Map<string, string>): Promise<Record<string, unknown>[]> {
+  if (spec.groups.length === 0) return [];
+  const id = JSON.stringify([spec.table, spec.by, spec.order, spec.columns, spec.groups.length]);
+  let text = texts.get(id);
+  if (text === undefined) {
+    const marker = (i: number) => `\u0000${i}`;
+    const probe = (n: number) => {
+      const q = db(spec.table).select(...spec.columns);
+      spec.by.forEach((column, i) => q.where(column, marker(i)));
+      return db.select('*').from(q.whereNotNull(spec.order).orderBy(spec.order).limit(1).as(`p${n}`));
+    };
+    const query = probe(0);
+    for (let n = 1; n < spec.groups.length; n++) query.unionAll(probe(n));
+    const { sql, bindings } = query.toSQL();
+    // Each probe's values go in the order of `by`, then its limit (knex writes LIMIT as a value): say so if a knex ever wrote them otherwise.
+    const width = spec.by.length + 1;
+    if (bindings.some((b, i) => (i % width === spec.by.length ? b !== 1 : b !== marker(i % width)))) throw new Error(`unexpected values in a statement of firstByProbes: ${sql}`);
+    texts.set(id, (text = sql));
+  }
+  return (await db.select('*').from(db.raw(`(${text}) as firsts`, spec.groups.flatMap((group) => [...group, 1])))) as Record<string, unknown>[];
+}
+
 /**
  * Claims the first claimable rows by one UPDATE over a subquery of them (`lock` adds a locking
  * clause to it, or leaves it) and answers the keys it took.
@@ -193,6 +231,8 @@ export interface Dialect {
   claimRows(trx: Knex.Transaction, spec: ClaimSpec): Promise<string[]>;
   /** Takes (deletes) up to `limit` entries off a queue table in the caller's transaction and answers them; concurrent takers never take the same one. */
   takeQueued(trx: Knex.Transaction, spec: TakeSpec): Promise<Record<string, unknown>[]>;
+  /** Of each group of `spec.table`'s rows, its first (FirstSpec), in one statement and no particular order. */
+  firstOfGroups(db: Knex | Knex.Transaction, spec: FirstSpec): Promise<Record<string, unknown>[]>;
   /** Runs `work` in a knex write transaction, retried on deadlock (off the hot path). */
   transaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
   /** Runs `work` in a write transaction of the driver's own (the resources' writes, db/tx.ts). */

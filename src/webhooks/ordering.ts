@@ -1,7 +1,5 @@
 import type { Knex } from 'knex';
-import type { Dialect } from '../db/dialect.js';
 import { dialectFor } from '../db/dialects/index.js';
-import { param } from '../db/prepared.js';
 
 /**
  * Ordered delivery (docs/reference.md section 20). A `per_object` subscription's deliveries about
@@ -41,49 +39,21 @@ interface Head {
 
 const key = (line: Line) => `${line.subscription_id}\u0000${line.object_id}`;
 
-/** The heads statement's text for each count of lines, per dialect, compiled once: knex compiles a UNION of a hundred subqueries slowly. */
-const headTexts = new WeakMap<Dialect, Map<number, string>>();
-
-function headsText(db: Knex | Knex.Transaction, count: number): string {
-  const dialect = dialectFor(db);
-  let texts = headTexts.get(dialect);
-  if (!texts) headTexts.set(dialect, (texts = new Map()));
-  let text = texts.get(count);
-  if (text === undefined) {
-    const probe = (n: number) =>
-      db
-        .select('*')
-        .from(
-          db('webhook_deliveries')
-            .select('id', 'status', 'subscription_id', 'object_id', 'line_seq')
-            .where('subscription_id', param('s'))
-            .where('object_id', param('o'))
-            .whereNotNull('line_seq')
-            .orderBy('line_seq')
-            .limit(1)
-            .as(`h${n}`),
-        );
-    const query = probe(0);
-    for (let n = 1; n < count; n++) query.unionAll(probe(n));
-    const { sql, bindings } = query.toSQL();
-    // headsOf passes each probe's values in this order: say so if a knex ever wrote them otherwise.
-    if (bindings.some((b, i) => (i % 3 === 2 ? b !== 1 : String((b as { name?: string }).name) !== 'so'[i % 3]))) throw new Error(`unexpected values in the heads statement: ${sql}`);
-    texts.set(count, (text = sql));
-  }
-  return text;
-}
-
 /**
  * Each line's head, in one statement: per line, its least `line_seq` (set while a delivery is not
- * done), one probe of webhook_deliveries_line however long the object's history, the probes
- * joined by UNION ALL. (A GROUP BY over an OR of the lines let SQLite read every delivery of the
- * subscription for each line, and MariaDB plan no range at all.)
+ * done), one probe of webhook_deliveries_line however long the object's history. (A GROUP BY over
+ * an OR of the lines let SQLite read every delivery of the subscription for each line, and
+ * MariaDB plan no range at all.)
  */
 async function headsOf(db: Knex | Knex.Transaction, lines: readonly Line[]): Promise<Head[]> {
   if (lines.length === 0) return [];
-  // Each probe's values: the subscription, the object, and its limit (knex writes LIMIT as a value).
-  const values = lines.flatMap((line) => [line.subscription_id, line.object_id, 1]);
-  return (await db.select('*').from(db.raw(`(${headsText(db, lines.length)}) as heads`, values))) as Head[];
+  return (await dialectFor(db).firstOfGroups(db, {
+    table: 'webhook_deliveries',
+    by: ['subscription_id', 'object_id'],
+    groups: lines.map((line) => [line.subscription_id, line.object_id]),
+    order: 'line_seq',
+    columns: ['id', 'status', 'subscription_id', 'object_id', 'line_seq'],
+  })) as unknown as Head[];
 }
 
 /** Of held heads, those whose object has no earlier event still waiting for the fan-out (it would join the line before them). */

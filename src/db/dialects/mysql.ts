@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { knexTransaction, loweredAmong, type ClaimSpec, type Dialect, type TakeSpec } from '../dialect.js';
+import { firstByProbes, knexTransaction, loweredAmong, type ClaimSpec, type Dialect, type TakeSpec } from '../dialect.js';
 import { mysqlCall, withConnection, type MysqlConnection } from '../driver.js';
 import { driverReads } from '../reads.js';
 import { keysetIndex } from '../tables.js';
@@ -16,6 +16,9 @@ export const CASELESS_COLLATION = 'utf8mb4_general_ci';
  * its text stands alone, importing nothing of src/, so it says this itself.
  */
 export const MYSQL_IN_MIGRATION = "knex.client.config.client === 'mysql2'";
+
+/** firstOfGroups' texts, compiled once (MariaDB has no LATERAL join). */
+const probeTexts = new Map<string, string>();
 
 /** How many of the first claimable rows a MySQL claim picks its `limit` from, at random. */
 const CLAIM_WINDOW = 3;
@@ -87,6 +90,7 @@ export const mysql: Dialect = {
     if (taken.length > 0) await trx.raw(taken.map(() => 'DELETE FROM ?? WHERE ?? = ?').join(';\n'), taken.flatMap((row) => [spec.table, spec.key, String(row[spec.key])]));
     return taken;
   },
+  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts),
   transaction: (db, work) => knexTransaction(db, work),
   writeTransaction: (db, work) => sessionTransaction(db, work, mysqlSession),
   reads: (db) => driverReads((sql, values) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values))),

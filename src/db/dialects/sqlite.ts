@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { claimFirst, knexTransaction, loweredAmong, type Dialect } from '../dialect.js';
+import { claimFirst, firstByProbes, knexTransaction, loweredAmong, type Dialect } from '../dialect.js';
 import { sqliteReads } from '../reads.js';
 import { groupCommit } from '../tx.js';
 
@@ -41,6 +41,7 @@ export const sqlite: Dialect = {
     const { sql, bindings } = trx(spec.table).whereIn(spec.key, first).delete().toSQL();
     return (await trx.raw(`${sql} ${returning}`, [...bindings, ...spec.columns])) as Record<string, unknown>[];
   },
+  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts),
   // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN). A
   // transaction that reads, then writes after another process committed, fails with
   // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
@@ -48,6 +49,9 @@ export const sqlite: Dialect = {
   writeTransaction: groupCommit,
   reads: sqliteReads,
 };
+
+/** firstOfGroups' texts, compiled once. */
+const probeTexts = new Map<string, string>();
 
 /** Each SQLite database's last transaction in line (see inTurn). */
 const lastInLine = new WeakMap<Knex, Promise<void>>();
