@@ -16,18 +16,6 @@ export interface Finished {
   outcome: Outcome;
 }
 
-/**
- * Records finished attempts, several in one transaction: the attempt rows, each delivery's new
- * state (succeeded; pending again after the retry delay or the receiver's Retry-After; failed
- * when retries are exhausted or on 410) and each subscription's failure streak. A delivery whose
- * lease this worker lost (another worker took it over) is left to that worker.
- *
- * Rows are locked in one order, deliveries then subscriptions, each by ascending id (the
- * batch's deliveries, then the held ones it releases, which no other batch holds: a line's
- * delivery is recorded once). Fan-out takes its (shared, foreign-key) locks on subscriptions in
- * the same order, and releases what it added to lines only after it commits, so neither it nor
- * another worker recording its own batch can close a cycle with this transaction.
- */
 /** A failed attempt as recorded: what the worker logs of it. */
 export interface FailedAttempt {
   delivery: string;
@@ -46,70 +34,104 @@ export interface Recorded {
   handed: Job[];
 }
 
+/**
+ * Records finished attempts, several in one transaction: the attempt rows, each delivery's new
+ * state (succeeded; pending again after the retry delay or the receiver's Retry-After; failed
+ * when retries are exhausted or on 410) and each subscription's failure streak. A delivery whose
+ * lease this worker lost (another worker took it over) is left to that worker.
+ *
+ * Rows are locked in one order, deliveries then subscriptions, each by ascending id (the
+ * batch's deliveries, then the held ones it releases, which no other batch holds: a line's
+ * delivery is recorded once). Fan-out takes its (shared, foreign-key) locks on subscriptions in
+ * the same order, and releases what it added to lines only after it commits, so neither it nor
+ * another worker recording its own batch can close a cycle with this transaction.
+ */
 export async function recordOutcomes(db: Knex, finished: readonly Finished[], delays: readonly number[], now: number, handOff?: HandOff): Promise<Recorded> {
   if (finished.length === 0) return { failed: [], handed: [] };
-  return transaction(db, async (trx) => {
+  try {
+    return await transaction(db, (trx) => record(trx, finished, delays, now, handOff, false));
+  } catch (error) {
+    if (!(error instanceof NotAllHeld)) throw error;
+    return transaction(db, (trx) => record(trx, finished, delays, now, handOff, true));
+  }
+}
+
+/** A record that assumed each of its deliveries still leased to its worker found one that is not: it is made again, looking first. */
+class NotAllHeld extends Error {}
+
+/**
+ * One record's transaction. Nearly always each delivery is still there and leased to the worker
+ * that attempted it, and the UPDATEs of their new states say so by their counts: `careful`,
+ * after one did not, reads first which are there and whose they are.
+ */
+async function record(trx: Knex.Transaction, finished: readonly Finished[], delays: readonly number[], now: number, handOff: HandOff | undefined, careful: boolean): Promise<Recorded> {
+  const byId = (a: Finished, b: Finished) => compare(a.job.delivery.id, b.job.delivery.id);
+  let kept = [...finished].sort(byId);
+  let mine = kept;
+  if (careful) {
     // A subscription deleted meanwhile took its deliveries with it: nothing to record for those.
     // A delivery leased to someone else now is theirs to record.
     const rows = (await trx('webhook_deliveries').whereIn('id', finished.map((f) => f.job.delivery.id)).select('id', 'lease_owner')) as Array<{ id: string; lease_owner: string | null }>;
     const owners = new Map(rows.map((r) => [r.id, r.lease_owner]));
-    const kept = finished.filter((f) => owners.has(f.job.delivery.id)).sort((a, b) => compare(a.job.delivery.id, b.job.delivery.id));
+    kept = kept.filter((f) => owners.has(f.job.delivery.id));
     if (kept.length === 0) return { failed: [], handed: [] };
-    const mine = kept.filter((f) => owners.get(f.job.delivery.id) === f.job.delivery.lease_owner);
-    // Deliveries first (a claim takes them by ascending id too), the same new state in one
-    // statement (typically every success of the batch); the attempts' foreign key then only
-    // reads rows this transaction already holds.
-    const updates = new Map(mine.map((f) => [f, deliveryUpdate(f, delays, now)]));
-    for (const { update, lease, ids } of groupUpdates(updates)) {
-      await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
-    }
-    // A per_object line moves on when its delivery is done (succeeded, or given up): its next, to this worker.
-    const handedIds = await releaseLines(trx, linesDone(mine, updates), now, handOff);
-    // What sending them needs, read here rather than in a round of its own after the commit.
-    const handed = handOff && handedIds.length > 0 ? await jobsOf(trx, handedIds, handOff.owner) : [];
-    await trx('webhook_attempts').insert(
-      kept.map(({ job, outcome }) => ({
-        delivery_id: job.delivery.id,
-        attempt: asNumber(job.delivery.attempts) + 1,
-        started_at: outcome.startedAt,
-        duration_ms: outcome.durationMs,
-        response_status: outcome.status,
-        response_excerpt: outcome.excerpt,
-        error: outcome.error,
-      })),
-    );
-    // Per subscription in ascending id order; within one, in the order the attempts finished,
-    // a run of outcomes of one kind counting once (the first of the run).
-    const streaks = new Map<string, Outcome[]>();
-    const recorded = new Set(mine);
-    for (const f of finished) {
-      if (!recorded.has(f)) continue;
-      const list = streaks.get(f.job.delivery.subscription_id) ?? [];
-      const last = list[list.length - 1];
-      if (!last || kindOf(last) !== kindOf(f.outcome)) list.push(f.outcome);
-      streaks.set(f.job.delivery.subscription_id, list);
-    }
-    for (const id of [...streaks.keys()].sort(compare)) {
-      const outcomes = streaks.get(id) ?? [];
-      for (const outcome of outcomes) await recordStreak(trx, id, outcome, now);
-      if (outcomes.some((o) => !succeeded(o))) await reportFailing(trx, id, now);
-    }
-    const failed = mine
-      .filter((f) => !succeeded(f.outcome))
-      .map((f) => {
-        const next = updates.get(f)?.next_attempt_at as number | null;
-        return {
-          delivery: f.job.delivery.id,
-          subscription: f.job.delivery.subscription_id,
-          event_type: f.job.delivery.event_type,
-          attempt: asNumber(f.job.delivery.attempts) + 1,
-          status: f.outcome.status,
-          error: f.outcome.error,
-          next_attempt_at: next === null ? null : new Date(next).toISOString(),
-        };
-      });
-    return { failed, handed };
-  });
+    mine = kept.filter((f) => owners.get(f.job.delivery.id) === f.job.delivery.lease_owner);
+  }
+  // Deliveries first (a claim takes them by ascending id too), the same new state in one
+  // statement (typically every success of the batch); the attempts' foreign key then only
+  // reads rows this transaction already holds.
+  const updates = new Map(mine.map((f) => [f, deliveryUpdate(f, delays, now)]));
+  let updated = 0;
+  for (const { update, lease, ids } of groupUpdates(updates)) {
+    updated += await trx('webhook_deliveries').update(update).whereIn('id', ids).where('lease_owner', lease);
+  }
+  if (!careful && updated !== mine.length) throw new NotAllHeld();
+  // A per_object line moves on when its delivery is done (succeeded, or given up): its next, to this worker.
+  const handedIds = await releaseLines(trx, linesDone(mine, updates), now, handOff);
+  // What sending them needs, read here rather than in a round of its own after the commit.
+  const handed = handOff && handedIds.length > 0 ? await jobsOf(trx, handedIds, handOff.owner) : [];
+  await trx('webhook_attempts').insert(
+    kept.map(({ job, outcome }) => ({
+      delivery_id: job.delivery.id,
+      attempt: asNumber(job.delivery.attempts) + 1,
+      started_at: outcome.startedAt,
+      duration_ms: outcome.durationMs,
+      response_status: outcome.status,
+      response_excerpt: outcome.excerpt,
+      error: outcome.error,
+    })),
+  );
+  // Per subscription in ascending id order; within one, in the order the attempts finished,
+  // a run of outcomes of one kind counting once (the first of the run).
+  const streaks = new Map<string, Outcome[]>();
+  const recorded = new Set(mine);
+  for (const f of finished) {
+    if (!recorded.has(f)) continue;
+    const list = streaks.get(f.job.delivery.subscription_id) ?? [];
+    const last = list[list.length - 1];
+    if (!last || kindOf(last) !== kindOf(f.outcome)) list.push(f.outcome);
+    streaks.set(f.job.delivery.subscription_id, list);
+  }
+  for (const id of [...streaks.keys()].sort(compare)) {
+    const outcomes = streaks.get(id) ?? [];
+    for (const outcome of outcomes) await recordStreak(trx, id, outcome, now);
+    if (outcomes.some((o) => !succeeded(o))) await reportFailing(trx, id, now);
+  }
+  const failed = mine
+    .filter((f) => !succeeded(f.outcome))
+    .map((f) => {
+      const next = updates.get(f)?.next_attempt_at as number | null;
+      return {
+        delivery: f.job.delivery.id,
+        subscription: f.job.delivery.subscription_id,
+        event_type: f.job.delivery.event_type,
+        attempt: asNumber(f.job.delivery.attempts) + 1,
+        status: f.outcome.status,
+        error: f.outcome.error,
+        next_attempt_at: next === null ? null : new Date(next).toISOString(),
+      };
+    });
+  return { failed, handed };
 }
 
 /** The lines of per_object deliveries that are finished now (webhooks/ordering.ts). */

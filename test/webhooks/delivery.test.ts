@@ -456,4 +456,39 @@ describe('recording attempts', () => {
       await receiver.close();
     }
   });
+
+  it("records a batch whose deliveries are not all its worker's any more: another's lease is left to it, a deleted one is passed over, the rest recorded once", async () => {
+    const receiver = await startReceiver(() => ({}));
+    const app = await startApp({ env: FAST });
+    try {
+      const { recordOutcomes } = await import('../../src/webhooks/record.js');
+      const { claimDue } = await import('../../src/webhooks/claim.js');
+      const { fanOut } = await import('../../src/webhooks/fanout.js');
+      const db = app.deps.db;
+      const { token } = await app.workspaceWithKey();
+      const sub = (await (await app.request('/v1/webhooks', { token, method: 'POST', json: { url: `${receiver.url}/taken`, events: ['client.created'] } })).json()) as Sub;
+      for (let i = 0; i < 4; i++) expect((await app.request('/v1/clients', { token, method: 'POST', json: { name: `Taken ${i}` } })).status).to.equal(201);
+      while ((await fanOut(db, Date.now(), 100, 3)).events > 0);
+      const owner = `test-${Date.now()}`;
+      const jobs = (await claimDue(db, owner, Date.now(), 60_000, 1000)).filter((j) => j.delivery.subscription_id === sub.id).sort((a, b) => (a.delivery.id < b.delivery.id ? -1 : 1));
+      expect(jobs).to.have.length(4);
+      const [taken, gone, ...rest] = jobs;
+      await db('webhook_deliveries').where({ id: taken!.delivery.id }).update({ lease_owner: 'another-worker' });
+      await db('webhook_deliveries').where({ id: gone!.delivery.id }).delete();
+      const outcome = { startedAt: Date.now(), durationMs: 3, status: 200, excerpt: 'ok', error: null };
+      const { failed } = await recordOutcomes(db, jobs.map((job) => ({ job, outcome })), [1, 1, 1], Date.now());
+      expect(failed).to.deep.equal([]);
+      const rows = (await db('webhook_deliveries').where({ subscription_id: sub.id }).orderBy('id').select('id', 'status', 'attempts', 'lease_owner')) as Array<{ id: string; status: string; attempts: number | string; lease_owner: string | null }>;
+      expect(rows.map((r) => [r.id, r.status, Number(r.attempts), r.lease_owner])).to.deep.equal([
+        [taken!.delivery.id, 'pending', 0, 'another-worker'],
+        ...rest.map((j) => [j.delivery.id, 'succeeded', 1, null]),
+      ]);
+      // Each attempt that was made is kept once, the taken-over one's included; none for the deleted one.
+      const attempts = (await db('webhook_attempts').whereIn('delivery_id', jobs.map((j) => j.delivery.id)).select('delivery_id')) as Array<{ delivery_id: string }>;
+      expect(attempts.map((a) => a.delivery_id).sort()).to.deep.equal([taken!.delivery.id, ...rest.map((j) => j.delivery.id)].sort());
+    } finally {
+      await app.close();
+      await receiver.close();
+    }
+  });
 });
