@@ -32,6 +32,15 @@ const RECORD_WAIT_MS = 10;
  */
 const MAX_RECORDING = 4;
 
+/**
+ * When the record gathering until `due` (undefined: none is) goes once an attempt that may wait
+ * `wait` ms joins it at `now`: at the earlier of the two, so an attempt may bring a record
+ * forward and never puts it off.
+ */
+export function recordDue(due: number | undefined, now: number, wait: number): number {
+  return due !== undefined && due <= now + wait ? due : now + wait;
+}
+
 export interface RecorderDeps {
   db: Knex;
   clock: Clock;
@@ -79,11 +88,12 @@ export class AttemptRecorder {
     }
     // A per_object line waits for this record to move on: it may gather for less.
     const wait = attempt.job.delivery.object_id != null ? Math.min(this.lineWaitMs, RECORD_WAIT_MS) : RECORD_WAIT_MS;
-    const due = performance.now() + wait;
-    if (this.timer !== undefined && this.due <= due) return;
+    const now = performance.now();
+    const due = recordDue(this.timer === undefined ? undefined : this.due, now, wait);
+    if (this.timer !== undefined && due === this.due) return;
     clearTimeout(this.timer);
     this.due = due;
-    this.timer = setTimeout(() => void this.record(), wait);
+    this.timer = setTimeout(() => void this.record(), due - now);
   }
 
   /** At stop: records what is left, in up to `rounds` tries; answers how many stay unrecorded. */

@@ -13,6 +13,7 @@ import { iso } from '../../src/db/iso.js';
 import { toObject } from '../../src/kernel/storage/rows.js';
 import { loadRegistry, type Registry } from '../../src/kernel/registry/registry.js';
 import { args, LIMIT, named, param, prepare, rowsArgs } from '../../src/db/prepared.js';
+import { recordDue } from '../../src/webhooks/recorder.js';
 import { statementsOf } from '../../src/kernel/storage/store.js';
 import { checkInitialState, checkTransition, stampsFor } from '../../src/kernel/write/state.js';
 import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
@@ -130,6 +131,17 @@ describe('event patterns', () => {
     const errors = patternErrors(['deal.*', 'deals.*', 'invoice.unpaid', 'deal.**'], catalog);
     expect(errors.map((e) => e.pointer)).to.deep.equal(['/events/1', '/events/2', '/events/3']);
     expect(errors[0]?.message).to.contain('deals.*');
+  });
+});
+
+describe("a record's gathering (webhooks/recorder.ts)", () => {
+  it('goes at the earlier deadline: an attempt that waits less brings it forward, one that waits more never puts it off', () => {
+    expect(recordDue(undefined, 100, 10)).to.equal(110);
+    // A per_object line's attempt (3 ms) joins a record due at 110: it goes at 108.
+    expect(recordDue(110, 105, 3)).to.equal(108);
+    // An attempt of no line (10 ms) joins that record: it still goes at 108.
+    expect(recordDue(108, 106, 10)).to.equal(108);
+    expect(recordDue(108, 108, 0)).to.equal(108);
   });
 });
 
