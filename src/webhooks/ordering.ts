@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectFor } from '../db/dialects/index.js';
+import { jobsOf, type Job } from './claim.js';
 
 /**
  * Ordered delivery (docs/reference.md section 20). A `per_object` subscription's deliveries about
@@ -56,17 +57,20 @@ async function headsOf(db: Knex | Knex.Transaction, lines: readonly Line[]): Pro
   })) as unknown as Head[];
 }
 
-/** Of held heads, those whose object has no earlier event still waiting for the fan-out (it would join the line before them). */
-async function notWaitingForFanOut(db: Knex | Knex.Transaction, held: readonly Head[]): Promise<Head[]> {
-  if (held.length === 0) return [];
-  const waiting = (await db('events_pending as p')
-    .join('events as e', 'e.id', 'p.event_id')
-    .select('p.object_id')
-    .min({ seq: 'e.seq' })
-    .whereIn('p.object_id', [...new Set(held.map((h) => h.object_id))])
-    .groupBy('p.object_id')) as Array<{ object_id: string; seq: number | string }>;
-  const earliest = new Map(waiting.map((w) => [w.object_id, Number(w.seq)]));
-  return held.filter((h) => !(Number(h.line_seq) > (earliest.get(h.object_id) ?? Infinity)));
+/**
+ * Makes pending with `set` those of the held deliveries `ids` whose object has no earlier event
+ * still waiting for the fan-out (it would join the line before them): one UPDATE, each checked
+ * by a probe of events_pending_object.
+ */
+async function releaseFree(db: Knex | Knex.Transaction, ids: readonly string[], set: Record<string, unknown>): Promise<void> {
+  if (ids.length === 0) return;
+  await db('webhook_deliveries')
+    .update(set)
+    .whereIn('id', ids)
+    .where('status', 'held')
+    .whereNotExists((waiting) => {
+      void waiting.select(db.raw('1')).from('events_pending as p').join('events as e', 'e.id', 'p.event_id').whereRaw('?? = ??', ['p.object_id', 'webhook_deliveries.object_id']).whereRaw('?? < ??', ['e.seq', 'webhook_deliveries.line_seq']);
+    });
 }
 
 /**
@@ -81,21 +85,21 @@ export interface HandOff {
 
 /**
  * Releases the next delivery of each line given, where nothing before it is unfinished: due
- * now, or with `handOff` leased to that worker (up to its limit). Answers the ids handed off.
+ * now, or with `handOff` leased to that worker (up to its limit). Answers the deliveries handed
+ * off, ready to send.
  */
-export async function releaseLines(db: Knex | Knex.Transaction, lines: readonly Line[], now: number, handOff?: HandOff): Promise<string[]> {
+export async function releaseLines(db: Knex | Knex.Transaction, lines: readonly Line[], now: number, handOff?: HandOff): Promise<Job[]> {
   const all = [...new Map(lines.map((l) => [key(l), l])).values()];
-  const handed: string[] = [];
+  const handed: Job[] = [];
   for (let i = 0; i < all.length; i += LINES_A_STATEMENT) {
-    const heads = await headsOf(db, all.slice(i, i + LINES_A_STATEMENT));
-    const free = (await notWaitingForFanOut(db, heads.filter((h) => h.status === 'held'))).map((h) => h.id);
-    const taken = handOff ? free.splice(0, Math.max(0, handOff.limit - handed.length)) : [];
-    const release = (ids: string[], lease: Record<string, unknown>) => (ids.length === 0 ? Promise.resolve(0) : db('webhook_deliveries').update({ status: 'pending', updated_at: now, ...lease }).whereIn('id', ids).where('status', 'held'));
-    await release(free, { next_attempt_at: now });
-    if (handOff && taken.length > 0) {
-      await release(taken, { next_attempt_at: now + handOff.leaseMs, lease_owner: handOff.owner });
-      handed.push(...taken);
+    const held = (await headsOf(db, all.slice(i, i + LINES_A_STATEMENT))).filter((h) => h.status === 'held').map((h) => h.id);
+    // Offered to the worker: those released are the ones leased to it now (a head the fan-out still holds stays held, unleased).
+    const offered = handOff ? held.splice(0, Math.max(0, handOff.limit - handed.length)) : [];
+    if (handOff && offered.length > 0) {
+      await releaseFree(db, offered, { status: 'pending', updated_at: now, next_attempt_at: now + handOff.leaseMs, lease_owner: handOff.owner });
+      handed.push(...(await jobsOf(db, offered, handOff.owner)));
     }
+    await releaseFree(db, held, { status: 'pending', updated_at: now, next_attempt_at: now });
   }
   return handed;
 }

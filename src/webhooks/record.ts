@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { recordAudit, SYSTEM } from '../audit/log.js';
 import { asNumber } from '../db/decode.js';
 import { transaction } from '../db/dialects/index.js';
-import { jobsOf, type Job } from './claim.js';
+import type { Job } from './claim.js';
 import { retryDelayMs } from './schedule.js';
 import type { Outcome } from './send.js';
 import { emitAbout, reportFailing } from './operational.js';
@@ -87,9 +87,8 @@ async function record(trx: Knex.Transaction, finished: readonly Finished[], dela
   }
   if (!careful && updated !== mine.length) throw new NotAllHeld();
   // A per_object line moves on when its delivery is done (succeeded, or given up): its next, to this worker.
-  const handedIds = await releaseLines(trx, linesDone(mine, updates), now, handOff);
-  // What sending them needs, read here rather than in a round of its own after the commit.
-  const handed = handOff && handedIds.length > 0 ? await jobsOf(trx, handedIds, handOff.owner) : [];
+  // What sending them needs is read here rather than in a round of its own after the commit.
+  const handed = await releaseLines(trx, linesDone(mine, updates), now, handOff);
   await trx('webhook_attempts').insert(
     kept.map(({ job, outcome }) => ({
       delivery_id: job.delivery.id,

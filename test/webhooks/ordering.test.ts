@@ -212,12 +212,14 @@ describe('ordered delivery: ordering "per_object" (a real receiver, real workers
     const line2 = { subscription_id: sub.id, object_id: id! };
     try {
       expect(await releaseLines(db, [line2], Date.now(), { owner: 'test', leaseMs: 60_000, limit: 5 })).to.deep.equal([]);
+      // Nor without a worker to hand it to.
+      expect(await releaseLines(db, [line2], Date.now())).to.deep.equal([]);
       expect(((await db('webhook_deliveries').where({ id: line[1]!.id }).first('status')) as { status: string }).status).to.equal('held');
     } finally {
       await db('events_pending').where({ event_id: created.id }).delete();
     }
     // Nothing waits any more: released, and handed to the worker that asks.
-    expect(await releaseLines(db, [line2], Date.now(), { owner: 'test', leaseMs: 60_000, limit: 5 })).to.deep.equal([line[1]!.id]);
+    expect((await releaseLines(db, [line2], Date.now(), { owner: 'test', leaseMs: 60_000, limit: 5 })).map((job) => job.delivery.id)).to.deep.equal([line[1]!.id]);
     expect(await db('webhook_deliveries').where({ id: line[1]!.id }).first('status', 'lease_owner')).to.deep.equal({ status: 'pending', lease_owner: 'test' });
   });
 
