@@ -90,7 +90,7 @@ export const mysql: Dialect = {
     if (taken.length > 0) await trx.raw(taken.map(() => 'DELETE FROM ?? WHERE ?? = ?').join(';\n'), taken.flatMap((row) => [spec.table, spec.key, String(row[spec.key])]));
     return taken;
   },
-  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts),
+  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts, (probe) => `(${probe})`),
   transaction: (db, work) => knexTransaction(db, work),
   writeTransaction: (db, work) => sessionTransaction(db, work, mysqlSession),
   reads: (db) => driverReads((sql, values) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values))),

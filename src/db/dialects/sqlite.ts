@@ -41,7 +41,7 @@ export const sqlite: Dialect = {
     const { sql, bindings } = trx(spec.table).whereIn(spec.key, first).delete().toSQL();
     return (await trx.raw(`${sql} ${returning}`, [...bindings, ...spec.columns])) as Record<string, unknown>[];
   },
-  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts),
+  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts, (probe, n) => `select * from (${probe}) as p${n}`),
   // SQLite: take the write lock first, as BEGIN IMMEDIATE would (knex only says BEGIN). A
   // transaction that reads, then writes after another process committed, fails with
   // SQLITE_BUSY_SNAPSHOT at once; one that starts with a write waits its turn instead.
