@@ -143,34 +143,6 @@ export interface FirstSpec {
 }
 
 /**
- * firstOfGroups as one probe a group, the probes joined by UNION ALL (where there is no LATERAL
- * join), each as `member` writes it into the UNION (SQLite takes a probe with its own ORDER BY
- * and LIMIT only as a subquery; MariaDB takes it in parentheses, which it plans in half the time
- * of as many subqueries, each a derived table). The probe is compiled by knex once per shape, the
- * text once per count of groups, and kept in `texts`.
- */
-export async function firstByProbes(db: Knex | Knex.Transaction, spec: FirstSpec, texts: Map<string, string>, member: (probe: string, n: number) => string): Promise<Record<string, unknown>[]> {
-  if (spec.groups.length === 0) return [];
-  const shape = JSON.stringify([spec.table, spec.by, spec.order, spec.columns]);
-  const id = `${shape}${spec.groups.length}`;
-  let text = texts.get(id);
-  if (text === undefined) {
-    let probe = texts.get(shape);
-    if (probe === undefined) {
-      const marker = (i: number) => `\u0000${i}`;
-      const q = db(spec.table).select(...spec.columns);
-      spec.by.forEach((column, i) => q.where(column, marker(i)));
-      const { sql, bindings } = q.whereNotNull(spec.order).orderBy(spec.order).limit(1).toSQL();
-      // A probe's values go in the order of `by`, then its limit (knex writes LIMIT as a value): say so if a knex ever wrote them otherwise.
-      if (bindings.length !== spec.by.length + 1 || bindings.some((b, i) => (i === spec.by.length ? b !== 1 : b !== marker(i)))) throw new Error(`unexpected values in a probe of firstByProbes: ${sql}`);
-      texts.set(shape, (probe = sql));
-    }
-    texts.set(id, (text = Array.from({ length: spec.groups.length }, (_, n) => member(probe as string, n)).join(' union all ')));
-  }
-  return (await db.select('*').from(db.raw(`(${text}) as firsts`, spec.groups.flatMap((group) => [...group, 1])))) as Record<string, unknown>[];
-}
-
-/**
  * Claims the first claimable rows by one UPDATE over a subquery of them (`lock` adds a locking
  * clause to it, or leaves it) and answers the keys it took.
  */

@@ -4,8 +4,9 @@ import { dialectFor } from '../../src/db/dialects/index.js';
 import { startApp, type TestApp } from '../helpers/app.js';
 
 /**
- * The dialect's groupwise first row (db/dialect.ts FirstSpec): on PostgreSQL a LATERAL join over
- * the groups as JSON, elsewhere a UNION ALL of one probe a group, its text kept by count.
+ * The dialect's groupwise first row (db/dialect.ts FirstSpec): the groups as JSON, joined LATERAL
+ * on PostgreSQL and by a correlated subquery on SQLite; on MariaDB a UNION ALL of one probe a
+ * group, its text kept by count.
  */
 describe('the first row of each group (dialect firstOfGroups)', () => {
   let app: TestApp;

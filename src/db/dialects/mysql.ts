@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { firstByProbes, knexTransaction, loweredAmong, type ClaimSpec, type Dialect, type TakeSpec } from '../dialect.js';
+import { knexTransaction, loweredAmong, type ClaimSpec, type Dialect, type FirstSpec, type TakeSpec } from '../dialect.js';
 import { mysqlCall, withConnection, type MysqlConnection } from '../driver.js';
 import { driverReads } from '../reads.js';
 import { keysetIndex } from '../tables.js';
@@ -16,9 +16,6 @@ export const CASELESS_COLLATION = 'utf8mb4_general_ci';
  * its text stands alone, importing nothing of src/, so it says this itself.
  */
 export const MYSQL_IN_MIGRATION = "knex.client.config.client === 'mysql2'";
-
-/** firstOfGroups' texts, compiled once (MariaDB has no LATERAL join). */
-const probeTexts = new Map<string, string>();
 
 /** How many of the first claimable rows a MySQL claim picks its `limit` from, at random. */
 const CLAIM_WINDOW = 3;
@@ -90,7 +87,7 @@ export const mysql: Dialect = {
     if (taken.length > 0) await trx.raw(taken.map(() => 'DELETE FROM ?? WHERE ?? = ?').join(';\n'), taken.flatMap((row) => [spec.table, spec.key, String(row[spec.key])]));
     return taken;
   },
-  firstOfGroups: (db, spec) => firstByProbes(db, spec, probeTexts, (probe) => `(${probe})`),
+  firstOfGroups: firstByProbes,
   transaction: (db, work) => knexTransaction(db, work),
   writeTransaction: (db, work) => sessionTransaction(db, work, mysqlSession),
   reads: (db) => driverReads((sql, values) => withConnection(db, (connection: MysqlConnection) => mysqlCall(connection, sql, values))),
@@ -118,4 +115,35 @@ function pick<T>(items: T[], n: number): T[] {
     [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
   }
   return copy.slice(0, n);
+}
+
+/** firstByProbes' texts: a probe per shape of FirstSpec, the UNION per count of groups. */
+const probeTexts = new Map<string, string>();
+
+/**
+ * firstOfGroups as one probe a group (MariaDB has no LATERAL join, and, given the groups as a
+ * JSON_TABLE, searched each one's rows by `ref`, reading its done rows too), the probes joined by
+ * UNION ALL in parentheses: as many subqueries, each a derived table, took twice as long to plan
+ * and run (20 probes, 1.55 ms against 0.85). The probe is compiled by knex once, the text once
+ * per count of groups.
+ */
+async function firstByProbes(db: Knex | Knex.Transaction, spec: FirstSpec): Promise<Record<string, unknown>[]> {
+  if (spec.groups.length === 0) return [];
+  const shape = JSON.stringify([spec.table, spec.by, spec.order, spec.columns]);
+  const id = `${shape}${spec.groups.length}`;
+  let text = probeTexts.get(id);
+  if (text === undefined) {
+    let probe = probeTexts.get(shape);
+    if (probe === undefined) {
+      const marker = (i: number) => `\u0000${i}`;
+      const q = db(spec.table).select(...spec.columns);
+      spec.by.forEach((column, i) => q.where(column, marker(i)));
+      const { sql, bindings } = q.whereNotNull(spec.order).orderBy(spec.order).limit(1).toSQL();
+      // A probe's values go in the order of `by`, then its limit (knex writes LIMIT as a value): say so if a knex ever wrote them otherwise.
+      if (bindings.length !== spec.by.length + 1 || bindings.some((b, i) => (i === spec.by.length ? b !== 1 : b !== marker(i)))) throw new Error(`unexpected values in a probe of firstByProbes: ${sql}`);
+      probeTexts.set(shape, (probe = sql));
+    }
+    probeTexts.set(id, (text = Array.from({ length: spec.groups.length }, () => `(${probe})`).join(' union all ')));
+  }
+  return (await db.select('*').from(db.raw(`(${text}) as firsts`, spec.groups.flatMap((group) => [...group, 1])))) as Record<string, unknown>[];
 }
