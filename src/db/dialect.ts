@@ -131,7 +131,7 @@ export interface TakeSpec {
   limit: number;
 }
 
-/** Of each group of a table's rows (those with the same values in `by`), the first by `order`. */
+/** Of each group of a table's rows (those with the same values in `by`), the first by `order`. On SQLite the table must have a rowid. */
 export interface FirstSpec {
   table: string;
   /** The columns a group shares (text); `groups` gives each group's values, in this order. */
