@@ -13,7 +13,7 @@ import { pgChannel } from './events/pg-channel.js';
 import { systemClock, type Clock } from './common/clock.js';
 import type { Keyring } from './secrets/keyring.js';
 import { loadKeyring } from './secrets/load.js';
-import { flushTraces, traceFields, tracingOn } from './tracing/tracer.js';
+import { flushTraces, traceLogOptions, tracingOn } from './tracing/tracer.js';
 
 export interface Deps {
   readonly config: Config;
@@ -58,7 +58,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     serializers: { err: serializeError },
     redact: { paths: ['token', 'secret', '*.token', '*.secret', 'headers.authorization'], censor: '[redacted]' },
     // With traces, each line written within a span names it (trace_id, span_id).
-    ...(tracingOn() ? { mixin: traceFields } : {}),
+    ...(tracingOn() ? traceLogOptions : {}),
   };
   return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }

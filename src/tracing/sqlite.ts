@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { SpanKind, trace, type Tracer } from '@opentelemetry/api';
+import { SpanKind, trace, type Attributes, type Tracer } from '@opentelemetry/api';
 import { failed } from './tracer.js';
 
 type Statement = { source: string };
@@ -18,13 +18,23 @@ export function traceSqlite(tracer: Tracer): void {
   const probe = new Database(':memory:');
   const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, Method>;
   probe.close();
+  // A statement's span name and attributes, read once for each prepared statement (its text is
+  // copied out of the driver at each reading of `source`).
+  const described = new WeakMap<Statement, { operation: string; attributes: Attributes }>();
+  const describe = (statement: Statement) => {
+    const source = statement.source;
+    const operation = /^\s*(\w+)/.exec(source)?.[1]?.toUpperCase() ?? 'SQL';
+    const description = { operation, attributes: { 'db.system.name': 'sqlite', 'db.operation.name': operation, 'db.query.text': source } };
+    described.set(statement, description);
+    return description;
+  };
   for (const name of ['all', 'get', 'run'] as const) {
     const original = prototype[name] as Method;
     prototype[name] = function (this: Statement, ...values: unknown[]) {
       // Within a span that records only: a request sampled out costs one lookup a statement.
       if (!trace.getActiveSpan()?.isRecording()) return original.apply(this, values);
-      const operation = /^\s*(\w+)/.exec(this.source)?.[1]?.toUpperCase() ?? 'SQL';
-      const span = tracer.startSpan(operation, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'sqlite', 'db.operation.name': operation, 'db.query.text': this.source } });
+      const { operation, attributes } = described.get(this) ?? describe(this);
+      const span = tracer.startSpan(operation, { kind: SpanKind.CLIENT, attributes });
       try {
         return original.apply(this, values);
       } catch (err) {

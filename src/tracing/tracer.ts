@@ -47,19 +47,36 @@ export function traceparentNow(): string | null {
 /**
  * `fn`, to be called later from elsewhere (a queue that runs it for its caller), bound to the
  * trace context active now, so that what it does is within the caller's span; `fn` itself
- * without tracing.
+ * without tracing, or outside any span (a request sampled out makes none active: binding it
+ * would only make a closure a write to carry the empty context).
  */
 export function inCallersContext<F extends (...args: never[]) => unknown>(fn: F): F {
-  return on ? context.bind(context.active(), fn) : fn;
+  if (!on) return fn;
+  const active = context.active();
+  return active === ROOT_CONTEXT ? fn : context.bind(active, fn);
 }
 
+type TraceFields = { trace_id?: string; span_id?: string };
+/** What a line written outside any span adds: nothing (one object, never written to). */
+const NO_FIELDS: TraceFields = Object.freeze({});
+
 /** A log line's fields for the active span (pino's mixin): `trace_id` and `span_id`, nothing outside a span. */
-export function traceFields(): { trace_id?: string; span_id?: string } {
+function traceFields(): TraceFields {
   const span = trace.getActiveSpan();
-  if (!span) return {};
+  if (!span) return NO_FIELDS;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }
+
+/**
+ * pino's options for traceFields: a line within a span gets its fields (the line's own win, as
+ * pino's default merge does); a line outside one is written as it came, without the copy into
+ * a new object pino's default merge makes of every line (most lines, when few are sampled).
+ */
+export const traceLogOptions = {
+  mixin: traceFields,
+  mixinMergeStrategy: (line: object, fields: TraceFields): object => (fields === NO_FIELDS ? line : Object.assign(fields, line)),
+};
 
 /**
  * Runs `run` in a new span, the child of `parent` (a stored `traceparent`; null: a trace of its

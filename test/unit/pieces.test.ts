@@ -20,6 +20,7 @@ import { retryAfterMs, retryDelayMs } from '../../src/webhooks/schedule.js';
 import { describeRange, forbiddenRange } from '../../src/webhooks/ssrf.js';
 import { splitCredentials, withPassword } from '../../src/webhooks/credentials.js';
 import { a, A, count } from '../../src/common/words.js';
+import { traceLogOptions } from '../../src/tracing/tracer.js';
 
 /** The pure pieces, without a database or a server: `npm run test:unit` runs them in about a second. */
 
@@ -373,5 +374,20 @@ describe('strings in a body that cannot be stored as sent', () => {
     for (const lone of ['\ud800', 'x\udfff', '\ud83d', '\ude00x']) expect(textProblem(lone), JSON.stringify(lone)).to.equal(LONE_SURROGATE_MESSAGE);
     expect(textProblem('\ud83d\ude00')).to.equal(undefined);
     expect(textProblems({ name: '\ud800' })).to.deep.equal([{ pointer: '/name', message: LONE_SURROGATE_MESSAGE }]);
+  });
+});
+
+describe("a log line's trace fields (pino's mixin, with traces on)", () => {
+  it('leave a line written outside any span as it came, the very object', () => {
+    const line = { msg: 'request', status: 201 };
+    const merged = traceLogOptions.mixinMergeStrategy(line, traceLogOptions.mixin());
+    expect(merged).to.equal(line);
+    expect(merged).to.deep.equal({ msg: 'request', status: 201 });
+  });
+
+  it("add a span's trace_id and span_id to a line within one, the line's own fields winning", () => {
+    const fields = { trace_id: 'a'.repeat(32), span_id: 'b'.repeat(16) };
+    const merged = traceLogOptions.mixinMergeStrategy({ msg: 'request', span_id: 'own' }, fields);
+    expect(merged).to.deep.equal({ trace_id: 'a'.repeat(32), span_id: 'own', msg: 'request' });
   });
 });
