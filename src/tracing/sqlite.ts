@@ -18,8 +18,9 @@ export function traceSqlite(tracer: Tracer): void {
   const probe = new Database(':memory:');
   const prototype = Object.getPrototypeOf(probe.prepare('SELECT 1')) as Record<string, Method>;
   probe.close();
-  // A statement's span name and attributes, read once for each prepared statement (its text is
-  // copied out of the driver at each reading of `source`).
+  // A statement's span name and attributes, made once for each prepared statement (the driver
+  // keeps its statements; a span takes a copy of the attributes it is given) rather than at each
+  // call.
   const described = new WeakMap<Statement, { operation: string; attributes: Attributes }>();
   const describe = (statement: Statement) => {
     const source = statement.source;
