@@ -12,6 +12,8 @@
  * BENCH_TRACES=0.1 runs this checkout with traces on (OTEL_EXPORTER_OTLP_ENDPOINT), keeping that
  * share of the requests' traces (parentbased_traceidratio), exported to a collector that takes
  * everything and keeps nothing, in a process of its own: what tracing costs a server.
+ * BENCH_CONNECTIONS (50 unless set) is the load's concurrency; BENCH_STDOUT_DIR=DIR keeps each
+ * server's output there (with BENCH_NODE_FLAGS=--trace-gc, its garbage collections).
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -23,6 +25,8 @@ import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, 
 const OTHER = process.env.BENCH_OTHER;
 if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
 const ROWS = 10_000;
+/** Concurrent connections of the load (BENCH_CONNECTIONS, 50 unless set): fewer keeps the servers below saturation. */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 function migrateOther(): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -60,15 +64,15 @@ const request =
       : ({} as const);
 try {
   const path = MODE === 'post' ? '/v1/deals' : MODE === 'patch' ? `/v1/deals/${ids[0]}` : '/v1/deals?limit=50';
-  await load(other.url + path, tokens, 3, request);
-  await load(self.url + path, tokens, 3, request);
+  await load(other.url + path, tokens, 3, { ...request, connections: CONNECTIONS });
+  await load(self.url + path, tokens, 3, { ...request, connections: CONNECTIONS });
   const runs: { other: Run[]; self: Run[] } = { other: [], self: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which goes first, so neither always follows the other's garbage.
     const order = round % 2 === 0 ? (['other', 'self'] as const) : (['self', 'other'] as const);
     for (const side of order) {
       const server = side === 'self' ? self : other;
-      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, pid: server.child.pid }));
+      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, connections: CONNECTIONS, pid: server.child.pid }));
     }
     const cpuOf = (side: 'other' | 'self') => {
       const us = runs[side][round]?.cpu;
@@ -78,7 +82,7 @@ try {
   }
   const med = (xs: Run[]) => medianOf(xs.map((r) => r.rps));
   const spread = (xs: Run[]) => `${fmt(Math.min(...xs.map((r) => r.rps)))}-${fmt(Math.max(...xs.map((r) => r.rps)))}`;
-  console.log('\n%s %s on %s, 50 connections, %d rounds of %ds, alternating%s', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, ROUNDS, DURATION, TRACES ? `; this checkout traced at ${TRACES}` : '');
+  console.log('\n%s %s on %s, %d connections, %d rounds of %ds, alternating%s', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, CONNECTIONS, ROUNDS, DURATION, TRACES ? `; this checkout traced at ${TRACES}` : '');
   console.log('  other (%s)  median %s req/s  (spread %s)', OTHER, fmt(med(runs.other)), spread(runs.other));
   console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));
   const ratios = runs.self.map((r, i) => r.rps / (runs.other[i]?.rps ?? 1)).sort((a, b) => a - b);

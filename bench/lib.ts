@@ -106,7 +106,12 @@ export function start(script: string, extra: Record<string, string> = {}, ready?
       // From here on the access log is drained, not kept: the server logs as it would in
       // production (LOG_LEVEL=info, one line per request), and this process does no work for it.
       child.stdout.off('data', collect);
-      child.stdout.resume();
+      // BENCH_STDOUT_DIR=DIR keeps each server's output (with BENCH_NODE_FLAGS=--trace-gc, its collections) in DIR/server-PID.log.
+      if (process.env.BENCH_STDOUT_DIR) {
+        const file = fs.createWriteStream(path.join(process.env.BENCH_STDOUT_DIR, `server-${child.pid}.log`));
+        child.stdout.pipe(file);
+        child.stderr.pipe(file);
+      } else child.stdout.resume();
       resolve({ url: port ? `http://127.0.0.1:${port[1] ?? port[2]}` : '', child });
     };
     child.stdout.on('data', collect);

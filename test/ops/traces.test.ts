@@ -272,4 +272,27 @@ describe('Traces (OpenTelemetry, OTLP/HTTP)', function () {
     const withIt = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
     expect(JSON.parse(withIt.stdout)).to.be.above(10);
   });
+
+  it("turns V8's allocation-site pretenuring off in a traced process, before the service loads (and leaves it on without traces)", async () => {
+    // V8 prints its pretenuring feedback at each collection while the heuristic is on, and
+    // nothing once it is off. Objects kept from one site across collections give it feedback.
+    const script = `
+      await (await import('./src/tracing/start.ts')).startTracing(process.env, 'probe');
+      await import('./src/server-main.ts');
+      const kept = [];
+      for (let round = 0; round < 200; round++) {
+        for (let i = 0; i < 2000; i++) kept.push({ i, twice: i * 2 });
+        for (let j = 0; j < 8000; j++) new Array(8);
+      }
+      console.log('kept', kept.length);`;
+    const probe = (env: Record<string, string>) =>
+      outcomeOf(spawn(process.execPath, ['--trace-pretenuring-statistics', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT_DIR, env: { PATH: process.env.PATH ?? '', ...storage.env, ...env } }));
+    const feedback = (stdout: string) => stdout.split('\n').filter((line) => line.includes('pretenuring:')).length;
+    const without = await probe({});
+    expect(without.stdout).to.contain('kept 400000');
+    expect(feedback(without.stdout)).to.be.above(0);
+    const withIt = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    expect(withIt.stdout).to.contain('kept 400000');
+    expect(feedback(withIt.stdout)).to.equal(0);
+  });
 });
