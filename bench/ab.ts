@@ -14,19 +14,25 @@
  * everything and keeps nothing, in a process of its own: what tracing costs a server.
  * BENCH_CONNECTIONS (50 unless set) is the load's concurrency; BENCH_STDOUT_DIR=DIR keeps each
  * server's output there (with BENCH_NODE_FLAGS=--trace-gc, its garbage collections).
+ * BENCH_PAIRS=3 measures three pairs of fresh servers in turn and prints the median over them:
+ * one process's luck is not its code's (six servers of one commit: 158-183 us of CPU a POST).
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { sampleRow, seededRandom } from '../src/demo/samples.js';
-import { loadConfig } from '../src/common/config.js';
+import { loadConfig, ROOT_DIR } from '../src/common/config.js';
 import { loadRegistry } from '../src/kernel/registry/registry.js';
-import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, startSink, type Run } from './lib.js';
+import { BACKEND, DURATION, emptyDatabase, env, fmt, load, medianCpu, medianOf, populate, ROUNDS, start, startSink, type Run, type Server } from './lib.js';
 
 const OTHER = process.env.BENCH_OTHER;
 if (!OTHER) throw new Error('set BENCH_OTHER to the other checkout (a git worktree with node_modules)');
 const ROWS = 10_000;
 /** Concurrent connections of the load (BENCH_CONNECTIONS, 50 unless set): fewer keeps the servers below saturation. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Pairs of fresh servers measured in turn (BENCH_PAIRS, 1 unless set), each with its own rounds; the summary is the median over pairs. */
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 1);
 
 function migrateOther(): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -37,7 +43,25 @@ function migrateOther(): Promise<void> {
 
 await emptyDatabase();
 await migrateOther();
-const other = await start('src/server.ts', {}, undefined, OTHER);
+/**
+ * The other checkout's server. Restarted (a pair after the first), it finds this checkout's
+ * migrations applied and would refuse to start without their files: it is given them, linked
+ * into a folder of their own (MIGRATIONS_DIR), already applied, so none runs.
+ */
+let newerMigrations: string | undefined;
+function startOther(): Promise<Server> {
+  if (!newerMigrations) return start('src/server.ts', {}, undefined, OTHER);
+  return start('src/server.ts', { MIGRATIONS_DIR: newerMigrations }, undefined, OTHER);
+}
+function linkNewerMigrations(): string | undefined {
+  const theirs = new Set(fs.readdirSync(path.join(OTHER as string, 'migrations')));
+  const ours = fs.readdirSync(path.join(ROOT_DIR, 'migrations')).filter((file) => !theirs.has(file));
+  if (ours.length === 0) return undefined;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ab-migrations-'));
+  for (const file of ours) fs.symlinkSync(path.join(ROOT_DIR, 'migrations', file), path.join(dir, file));
+  return dir;
+}
+let other = await startOther();
 const { db, workspaceId, tokens } = await populate(['read:deals', 'write:deals']);
 // This checkout's server starts as the other did, before the deals are written: a server
 // started on the written deals paid more a request than one started before, whatever the code
@@ -45,7 +69,8 @@ const { db, workspaceId, tokens } = await populate(['read:deals', 'write:deals']
 // also leaves both without search terms for those deals, which neither request uses.)
 const TRACES = process.env.BENCH_TRACES;
 const collector = TRACES ? await startSink() : undefined;
-const self = await start('src/server.ts', collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACES ?? '' } : {});
+const startSelf = () => start('src/server.ts', collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: TRACES ?? '' } : {});
+let self = await startSelf();
 const registry = await loadRegistry(loadConfig(env).pluginsDir);
 const deals = registry.byName.get('deal');
 if (!deals) throw new Error('no deal plugin');
@@ -62,17 +87,28 @@ const request =
     : MODE === 'patch'
       ? ({ method: 'PATCH', vary: (n: number) => ({ path: `/v1/deals/${ids[n % ids.length]}`, body: JSON.stringify({ amount: n }) }) } as const)
       : ({} as const);
-try {
-  const path = MODE === 'post' ? '/v1/deals' : MODE === 'patch' ? `/v1/deals/${ids[0]}` : '/v1/deals?limit=50';
-  await load(other.url + path, tokens, 3, { ...request, connections: CONNECTIONS });
-  await load(self.url + path, tokens, 3, { ...request, connections: CONNECTIONS });
+/** Stops a server and waits until its process has exited (the next pair must not share the machine with it). */
+async function stop(server: Server): Promise<void> {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+const urlPath = MODE === 'post' ? '/v1/deals' : MODE === 'patch' ? `/v1/deals/${ids[0]}` : '/v1/deals?limit=50';
+const med = (xs: Run[]) => medianOf(xs.map((r) => r.rps));
+
+/** One pair of servers: a warm-up of each, then ROUNDS alternating rounds; prints each round and the pair's summary. */
+async function measure(pair: number): Promise<{ ratio: number; cpu?: number }> {
+  await load(other.url + urlPath, tokens, 3, { ...request, connections: CONNECTIONS });
+  await load(self.url + urlPath, tokens, 3, { ...request, connections: CONNECTIONS });
   const runs: { other: Run[]; self: Run[] } = { other: [], self: [] };
   for (let round = 0; round < ROUNDS; round++) {
     // Alternate which goes first, so neither always follows the other's garbage.
     const order = round % 2 === 0 ? (['other', 'self'] as const) : (['self', 'other'] as const);
     for (const side of order) {
       const server = side === 'self' ? self : other;
-      runs[side].push(await load(server.url + path, tokens, DURATION, { ...request, connections: CONNECTIONS, pid: server.child.pid }));
+      runs[side].push(await load(server.url + urlPath, tokens, DURATION, { ...request, connections: CONNECTIONS, pid: server.child.pid }));
     }
     const cpuOf = (side: 'other' | 'self') => {
       const us = runs[side][round]?.cpu;
@@ -80,18 +116,47 @@ try {
     };
     console.log('  round %d: other %s req/s%s; this %s req/s%s', round + 1, fmt(runs.other[round]?.rps ?? 0), cpuOf('other'), fmt(runs.self[round]?.rps ?? 0), cpuOf('self'));
   }
-  const med = (xs: Run[]) => medianOf(xs.map((r) => r.rps));
   const spread = (xs: Run[]) => `${fmt(Math.min(...xs.map((r) => r.rps)))}-${fmt(Math.max(...xs.map((r) => r.rps)))}`;
-  console.log('\n%s %s on %s, %d connections, %d rounds of %ds, alternating%s', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : path, BACKEND, CONNECTIONS, ROUNDS, DURATION, TRACES ? `; this checkout traced at ${TRACES}` : '');
+  console.log('\n%s %s on %s, %d connections, %d rounds of %ds, alternating%s%s', MODE.toUpperCase(), MODE === 'patch' ? '/v1/deals/{id}' : urlPath, BACKEND, CONNECTIONS, ROUNDS, DURATION, TRACES ? `; this checkout traced at ${TRACES}` : '', PAIRS > 1 ? `; pair ${pair + 1} of ${PAIRS}` : '');
   console.log('  other (%s)  median %s req/s  (spread %s)', OTHER, fmt(med(runs.other)), spread(runs.other));
   console.log('  this checkout     median %s req/s  (spread %s)', fmt(med(runs.self)), spread(runs.self));
   const ratios = runs.self.map((r, i) => r.rps / (runs.other[i]?.rps ?? 1)).sort((a, b) => a - b);
-  console.log('  ratio this / other  median of medians %s, per round %s', (med(runs.self) / med(runs.other)).toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '));
+  const ratio = med(runs.self) / med(runs.other);
+  console.log('  ratio this / other  median of medians %s, per round %s', ratio.toFixed(2), ratios.map((r) => r.toFixed(2)).join(' '));
   const cpuOther = medianCpu(runs.other);
   const cpuSelf = medianCpu(runs.self);
-  if (cpuOther !== undefined && cpuSelf !== undefined) console.log('  server CPU per request  other %s us, this %s us (medians), this / other %s', fmt(cpuOther), fmt(cpuSelf), (cpuSelf / cpuOther).toFixed(2));
+  if (cpuOther === undefined || cpuSelf === undefined) return { ratio };
+  console.log('  server CPU per request  other %s us, this %s us (medians), this / other %s', fmt(cpuOther), fmt(cpuSelf), (cpuSelf / cpuOther).toFixed(2));
+  return { ratio, cpu: cpuSelf / cpuOther };
+}
+
+try {
+  const results: Array<{ ratio: number; cpu?: number }> = [];
+  for (let pair = 0; pair < PAIRS; pair++) {
+    if (pair > 0) {
+      // Fresh processes for each pair, started in turn in either order: one process's luck
+      // (six servers of one commit measured 158-183 us of CPU a request) is not the code's.
+      await Promise.all([stop(other), stop(self)]);
+      newerMigrations ??= linkNewerMigrations();
+      if (pair % 2 === 0) {
+        other = await startOther();
+        self = await startSelf();
+      } else {
+        self = await startSelf();
+        other = await startOther();
+      }
+      console.log('');
+    }
+    results.push(await measure(pair));
+  }
+  if (PAIRS > 1) {
+    const cpus = results.flatMap((r) => (r.cpu === undefined ? [] : [r.cpu]));
+    console.log('\nOver %d pairs of fresh servers: ratio this / other per pair %s, median %s', PAIRS, results.map((r) => r.ratio.toFixed(2)).join(' '), medianOf(results.map((r) => r.ratio)).toFixed(2));
+    if (cpus.length === PAIRS) console.log('  server CPU per request this / other per pair %s, median %s', cpus.map((c) => c.toFixed(2)).join(' '), medianOf(cpus).toFixed(2));
+  }
 } finally {
   other.child.kill('SIGTERM');
   self.child.kill('SIGTERM');
   collector?.child.kill('SIGTERM');
+  if (newerMigrations) fs.rmSync(newerMigrations, { recursive: true, force: true });
 }
