@@ -89,7 +89,8 @@ const request =
       : ({} as const);
 /** Stops a server and waits until its process has exited (the next pair must not share the machine with it). */
 async function stop(server: Server): Promise<void> {
-  if (server.child.exitCode !== null) return;
+  // Exited already, by a code or by a signal: its 'exit' event has been and gone.
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGTERM');
   await exited;
