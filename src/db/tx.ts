@@ -4,6 +4,7 @@ import { dialectFor } from './dialects/index.js';
 import { FUSABLE, fuse, together, type Statement } from './fused.js';
 import { mysqlCall, mysqlStatements, pgCall, withConnection, type MysqlConnection, type PgConnection, type SqliteConnection } from './driver.js';
 import { inCallersContext } from '../tracing/tracer.js';
+import { DONE } from '../common/done.js';
 
 /**
  * The resources' writes (create, update, delete, their events and idempotency keys) run by the
@@ -54,10 +55,29 @@ export interface ServerSession extends Tx {
   rollback(): Promise<void>;
 }
 
+/**
+ * SQLite's session. better-sqlite3 answers at once, so its answers are promises already settled:
+ * a statement that returns nothing answers with one shared promise (DONE), and none is an async
+ * function, which would make a promise of its own for each statement (with traces on, each
+ * promise also passes through the hooks that carry the context: tracing/context.ts).
+ */
 function sqliteSession(connection: SqliteConnection): Session {
-  const run = async (sql: string, values: readonly unknown[] = []) => void connection.prepare(sql).run(...bind(values));
+  const run = (sql: string, values: readonly unknown[] = []): Promise<void> => {
+    try {
+      connection.prepare(sql).run(...bind(values));
+      return DONE;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
-    all: async (sql, values) => connection.prepare(sql).all(...bind(values)) as Record<string, unknown>[],
+    all: (sql, values) => {
+      try {
+        return Promise.resolve(connection.prepare(sql).all(...bind(values)) as Record<string, unknown>[]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     run,
     control: (sql) => run(sql === 'BEGIN' ? 'BEGIN IMMEDIATE' : sql),
   };

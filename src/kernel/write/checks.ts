@@ -1,4 +1,5 @@
 import type { Tx } from '../../db/tx.js';
+import { DONE } from '../../common/done.js';
 import { ApiError, type ErrorItem } from '../../common/errors.js';
 import type { Row } from '../model/index.js';
 import type { ResourceStore } from '../storage/index.js';
@@ -75,7 +76,16 @@ export function checkVersion(expected: Expected | undefined, current: unknown): 
  * answers as one that does not exist). The rows found are share-locked until the write commits,
  * so they cannot be deleted under it.
  */
-export async function checkReferences(store: ResourceStore, tx: Tx, workspaceId: string, values: Row): Promise<void> {
+export function checkReferences(store: ResourceStore, tx: Tx, workspaceId: string, values: Row): Promise<void> {
+  // A write that sets no reference (most creates) has nothing to check: no promise of its own.
+  for (const field of store.references.keys()) {
+    const id = values[field];
+    if (id !== undefined && id !== null) return checkEach(store, tx, workspaceId, values);
+  }
+  return DONE;
+}
+
+async function checkEach(store: ResourceStore, tx: Tx, workspaceId: string, values: Row): Promise<void> {
   const errors: ErrorItem[] = [];
   for (const [field, target] of store.references) {
     const id = values[field];
