@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { ApiDeps, Api, BodySpec, Route } from './route.js';
+import type { ApiDeps, Api, BodySpec, Reply, Route, RouteInput } from './route.js';
 import { ApiError } from '../common/errors.js';
 import { NUL } from '../common/wire.js';
 import { createQueryAjv, createSchemaAjv, EMPTY_QUERY_SCHEMA, type JsonSchema } from '../kernel/model/index.js';
@@ -76,8 +76,12 @@ function inOrder(latest: readonly Check[], older: ReadonlyMap<string, readonly C
 }
 
 function handler(route: Route, deps: ApiDeps, cookies: boolean) {
-  return async (ctx: Ctx) => {
-    const reply = await route.handle({
+  // The reply is written in a reaction to the handler's answer rather than after an await in an
+  // async frame (a promise less a request); a handler that answers with a value is waited for too.
+  return (ctx: Ctx): Promise<void> => Promise.resolve(route.handle(inputOf(ctx))).then((reply) => answer(ctx, reply));
+
+  function inputOf(ctx: Ctx): RouteInput {
+    return {
       deps,
       auth: ctx.state.auth,
       session: ctx.state.session,
@@ -93,16 +97,20 @@ function handler(route: Route, deps: ApiDeps, cookies: boolean) {
       // Koa's cookies where a session lives (made per request when asked for: not on the public API's path).
       cookies: cookies ? ctx.cookies : undefined,
       version: ctx.state.apiVersion ?? '',
-    });
-    ctx.status = reply.status ?? 200;
-    for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
-    if (reply.text !== undefined) {
-      ctx.type = reply.type ?? 'application/json; charset=utf-8';
-      ctx.body = reply.text;
-    } else if (reply.body !== undefined) {
-      ctx.body = reply.body;
-    }
-  };
+    };
+  }
+}
+
+/** Writes a handler's reply into the response. */
+function answer(ctx: Ctx, reply: Reply): void {
+  ctx.status = reply.status ?? 200;
+  for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
+  if (reply.text !== undefined) {
+    ctx.type = reply.type ?? 'application/json; charset=utf-8';
+    ctx.body = reply.text;
+  } else if (reply.body !== undefined) {
+    ctx.body = reply.body;
+  }
 }
 
 /** A reserved path answers 501 to every method on it and below, after authentication and before any input check. */

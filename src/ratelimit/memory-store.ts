@@ -18,7 +18,7 @@ export class MemoryWindowStore implements WindowStore {
     this.sweeper.unref();
   }
 
-  async hit(key: string, limit: number, options: HitOptions = {}): Promise<WindowResult> {
+  hit(key: string, limit: number, options: HitOptions = {}): WindowResult {
     const now = options.now ?? this.clock.now();
     let log = this.logs.get(key);
     if (!log) {

@@ -19,6 +19,9 @@ export interface HitOptions {
 }
 
 export interface WindowStore {
-  /** Admits and counts one request of `key` if fewer than `limit` were admitted in the last 60 s. */
-  hit(key: string, limit: number, options: HitOptions): Promise<WindowResult>;
+  /**
+   * Admits and counts one request of `key` if fewer than `limit` were admitted in the last 60 s.
+   * A store that holds its counts in this process's memory answers at once, not with a promise.
+   */
+  hit(key: string, limit: number, options: HitOptions): WindowResult | Promise<WindowResult>;
 }

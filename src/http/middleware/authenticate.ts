@@ -1,4 +1,5 @@
 import type { KeyLookup } from '../../auth/lookup.js';
+import type { AuthContext } from '../../common/who.js';
 import { malformedToken } from '../../auth/tokens.js';
 import { ApiError } from '../../common/errors.js';
 import type { WindowStore } from '../../ratelimit/window.js';
@@ -39,31 +40,8 @@ export function authenticate(options: AuthenticateOptions) {
     return auth && !lookup.ended(auth) && !lookup.expired(auth) ? auth.key.api_version : undefined;
   }
 
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
-    if (publicPaths?.has(ctx.path)) {
-      ctx.state.pinned = await pinOf(ctx.get('authorization'));
-      return next();
-    }
-    const header = ctx.get('authorization');
-    if (!header) {
-      throw new ApiError('missing_token', 'Send your API key as Authorization: Bearer <token>.', { headers: { 'WWW-Authenticate': REALM } });
-    }
-    // What can be told from the header alone is refused with no I/O: no lookup, and no count
-    // against the address (a token that fails its checksum could not be one of ours).
-    const token = BEARER.exec(header)?.[1];
-    if (!token) throw invalidToken('The Authorization header must be "Bearer <token>".');
-    let auth = lookup.cached(token);
-    if (auth === undefined) {
-      const malformed = malformedToken(token);
-      if (malformed) throw invalidToken(malformed);
-      try {
-        auth = await lookup.find(token);
-      } catch (err) {
-        // The database is away: the answer (503) still goes in the key's log, if this process knew the key.
-        ctx.state.refusedKey = lookup.lastKnown(token);
-        throw err;
-      }
-    }
+  /** A key found (or not) for `token`: admitted into the request, or refused. */
+  function admit(ctx: Ctx, auth: AuthContext | null, next: () => Promise<unknown>): Promise<unknown> {
     if (!auth || lookup.ended(auth)) return refuse(ctx, 'The token is unknown or revoked.');
     if (lookup.expired(auth)) {
       ctx.state.refusedKey = auth.key.id;
@@ -76,5 +54,42 @@ export function authenticate(options: AuthenticateOptions) {
     }
     ctx.state.auth = auth;
     return next();
+  }
+
+  /** A token this process has not met lately: looked up in the database, then admitted or refused. */
+  async function lookUp(ctx: Ctx, token: string, next: () => Promise<unknown>): Promise<unknown> {
+    let auth: AuthContext | null;
+    try {
+      auth = await lookup.find(token);
+    } catch (err) {
+      // The database is away: the answer (503) still goes in the key's log, if this process knew the key.
+      ctx.state.refusedKey = lookup.lastKnown(token);
+      throw err;
+    }
+    return admit(ctx, auth, next);
+  }
+
+  // Not an async function: a key this process knows is admitted with no promise of its own (Koa's
+  // chain turns what it throws into a rejection).
+  return (ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> => {
+    if (publicPaths?.has(ctx.path)) {
+      return pinOf(ctx.get('authorization')).then((pinned) => {
+        ctx.state.pinned = pinned;
+        return next();
+      });
+    }
+    const header = ctx.get('authorization');
+    if (!header) {
+      throw new ApiError('missing_token', 'Send your API key as Authorization: Bearer <token>.', { headers: { 'WWW-Authenticate': REALM } });
+    }
+    // What can be told from the header alone is refused with no I/O: no lookup, and no count
+    // against the address (a token that fails its checksum could not be one of ours).
+    const token = BEARER.exec(header)?.[1];
+    if (!token) throw invalidToken('The Authorization header must be "Bearer <token>".');
+    const auth = lookup.cached(token);
+    if (auth !== undefined) return admit(ctx, auth, next);
+    const malformed = malformedToken(token);
+    if (malformed) throw invalidToken(malformed);
+    return lookUp(ctx, token, next);
   };
 }

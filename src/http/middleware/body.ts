@@ -49,17 +49,26 @@ function readError(caught: unknown, encoding: string): ApiError | undefined {
  * otherwise be stored with U+FFFD in place of its accented letters. raw-body, inflation and
  * bourne are what koa-body reads with; koa-body itself decodes before anyone sees the bytes.
  */
-async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
+function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
   const req = ctx.req;
   const encoding = req.headers['content-encoding'] || 'identity';
   const length = req.headers['content-length'];
-  let bytes: Buffer;
+  let bytes: Promise<Buffer>;
   try {
     // The declared length is checked against what arrives only when nothing is to be decoded.
-    bytes = await getRawBody(inflate(req), { limit: MAX_BODY_BYTES, ...(length && encoding === 'identity' ? { length: Number(length) || 0 } : {}) });
+    bytes = getRawBody(inflate(req), { limit: MAX_BODY_BYTES, ...(length && encoding === 'identity' ? { length: Number(length) || 0 } : {}) });
   } catch (caught) {
-    throw readError(caught, encoding) ?? caught;
+    // An encoding inflation does not know is refused as it is thrown.
+    bytes = Promise.reject(caught);
   }
+  // A reaction to the bytes rather than an async frame: a promise less a request.
+  return bytes.then(jsonOf, (caught: unknown) => {
+    throw readError(caught, encoding) ?? caught;
+  });
+}
+
+/** The body's bytes as UTF-8 text and the JSON value it holds. */
+function jsonOf(bytes: Buffer): { text: string; value: unknown } {
   if (!isUtf8(bytes)) {
     throw new ApiError('invalid_json', 'The body is not UTF-8: send JSON as UTF-8 (RFC 8259), whatever charset the Content-Type names; letters in another encoding (Latin-1, Windows-1252) would be stored changed.');
   }
@@ -80,20 +89,22 @@ async function readJson(ctx: Ctx): Promise<{ text: string; value: unknown }> {
  * per problem if it does not match or a string (or key) in it cannot be stored as sent (U+0000, half a surrogate pair). The checked body lands in `ctx.state.body`.
  */
 export function jsonBody(validate: ValidateFunction, readOnly: ReadonlySet<string>, required: ReadonlySet<string> = new Set((validate.schema as { required?: string[] }).required ?? []), unknownAtTop?: string) {
-  return async (ctx: Ctx): Promise<void> => {
+  // Not async: the body is checked in a reaction to its reading (a promise less a request).
+  return (ctx: Ctx): Promise<void> => {
     if (!JSON_TYPES.includes(ctx.request.type)) {
       throw new ApiError('unsupported_media_type', `The body must be JSON, sent with Content-Type: application/json${ctx.request.type ? `, not ${ctx.request.type}` : ''}.`);
     }
-    const read = await readJson(ctx);
-    // A JSON content type with an empty body reads as {}.
-    const body = read.value;
-    const valid = validate(body);
-    const unstorable = ESCAPED_UNSTORABLE.test(read.text) ? textProblems(body) : [];
-    if (!valid || unstorable.length > 0) {
-      const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required, unknownAtTop).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
-      const errors = [...unstorable, ...refused];
-      throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => (e.pointer ? `${e.pointer} ${e.message}` : e.message)).join('; ')}.`, { errors });
-    }
-    ctx.state.body = body as Record<string, unknown>;
+    return readJson(ctx).then((read) => {
+      // A JSON content type with an empty body reads as {}.
+      const body = read.value;
+      const valid = validate(body);
+      const unstorable = ESCAPED_UNSTORABLE.test(read.text) ? textProblems(body) : [];
+      if (!valid || unstorable.length > 0) {
+        const refused = valid ? [] : bodyErrors(validate.errors ?? [], readOnly, required, unknownAtTop).filter((e) => !unstorable.some((u) => u.pointer === e.pointer));
+        const errors = [...unstorable, ...refused];
+        throw new ApiError('validation_failed', `The body does not match the schema: ${errors.map((e) => (e.pointer ? `${e.pointer} ${e.message}` : e.message)).join('; ')}.`, { errors });
+      }
+      ctx.state.body = body as Record<string, unknown>;
+    });
   };
 }

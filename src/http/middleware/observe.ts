@@ -17,15 +17,19 @@ export type Observer = (ctx: Ctx, began: Began) => void;
  * frame and a promise per request.
  */
 export function observe(clock: Clock, identify: (ctx: Ctx) => void, render: (ctx: Ctx, caught: unknown) => void, observers: readonly Observer[]) {
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
+  return (ctx: Ctx, next: () => Promise<unknown>): Promise<void> => {
     identify(ctx);
     const began: Began = { at: clock.now(), started: performance.now() };
-    try {
-      await next();
-    } catch (caught) {
-      render(ctx, caught);
-    } finally {
+    const observed = () => {
       for (const observer of observers) observer(ctx, began);
-    }
+    };
+    // Reactions to the chain rather than an async frame and its await: a promise less a request.
+    return next().then(observed, (caught: unknown) => {
+      try {
+        render(ctx, caught);
+      } finally {
+        observed();
+      }
+    });
   };
 }

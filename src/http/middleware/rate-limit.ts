@@ -1,7 +1,7 @@
 import { revocationMarker } from '../../auth/revocation.js';
 import type { Clock } from '../../common/clock.js';
 import { ApiError } from '../../common/errors.js';
-import type { WindowStore } from '../../ratelimit/window.js';
+import type { WindowResult, WindowStore } from '../../ratelimit/window.js';
 import type { Ctx } from './context.js';
 import { invalidToken } from './authenticate.js';
 import { count } from '../../common/words.js';
@@ -19,11 +19,7 @@ export interface RateLimitOptions {
 /** Every authenticated request counts against its key, whatever its answer; the excess gets 429. */
 export function rateLimit(options: RateLimitOptions) {
   const { store, redisPrefix, clock } = options;
-  return async (ctx: Ctx, next: () => Promise<unknown>) => {
-    const auth = ctx.state.auth;
-    if (!auth) return next();
-    const { id, rate_limit: limit } = auth.key;
-    const result = await store.hit(`key:${id}`, limit, { now: clock?.now(), denyIfExists: revocationMarker(redisPrefix, id) });
+  const admit = (ctx: Ctx, limit: number, result: WindowResult, next: () => Promise<unknown>): Promise<unknown> => {
     if (result.revoked) {
       ctx.state.auth = undefined;
       throw invalidToken('The token is unknown or revoked.');
@@ -37,5 +33,14 @@ export function rateLimit(options: RateLimitOptions) {
       throw new ApiError('rate_limited', `This key admits ${count(limit, 'request', 'requests')} a minute; wait for a slot to free.`, { headers: { 'Retry-After': '60' } });
     }
     return next();
+  };
+  // Not an async function: with the in-memory store, a request is counted and passed on with no
+  // promise of its own (Koa's chain turns what it throws into a rejection).
+  return (ctx: Ctx, next: () => Promise<unknown>): Promise<unknown> => {
+    const auth = ctx.state.auth;
+    if (!auth) return next();
+    const { id, rate_limit: limit } = auth.key;
+    const result = store.hit(`key:${id}`, limit, { now: clock?.now(), denyIfExists: revocationMarker(redisPrefix, id) });
+    return result instanceof Promise ? result.then((counted) => admit(ctx, limit, counted, next)) : admit(ctx, limit, result, next);
   };
 }
