@@ -16,7 +16,10 @@ type Tagged = Promise<unknown> & { [CONTEXT]?: Context };
  * does only what the service needs: a promise made while a context is active keeps it, and
  * what runs after it (the code after an `await`, a `.then` callback) has it back. A request
  * that is not traced (sampled out, or tracing off for it) makes no context active, so its
- * promises cost one comparison each.
+ * promises cost one comparison each in these hooks. What every promise does pay, traced or not,
+ * is V8's: on Node 20, once any promise hook is installed, all promises take its slower path
+ * (a saturated SQLite POST served 0.86-0.95 of an untraced one, hooks that do nothing alike;
+ * bench/HISTORY.md, issue 58).
  *
  * What it does not carry: a callback scheduled with a timer, `setImmediate`, `process.nextTick`
  * or an event listener runs in no context unless it is bound (`context.bind`, as the
