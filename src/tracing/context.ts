@@ -1,6 +1,33 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import { promiseHooks } from 'node:v8';
 import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+
+/**
+ * Whether this runtime's AsyncLocalStorage is carried by V8 itself, each continuation keeping
+ * the context it was made in (AsyncContextFrame: Node 24 by default, Node 22.7 and later with
+ * `--experimental-async-context-frame`), rather than by async_hooks. Node offers no public way
+ * to tell; the implementation on async_hooks is the one with `_propagate` (its hook that hands
+ * the store to each new resource), checked on Node 20, 22 (with and without the flag) and 24.
+ * Were a later release to rename it while still on async_hooks, this would answer true there:
+ * traces would stay correct, and every request would pay async_hooks' cost, which
+ * PromiseContextManager exists to avoid (test/unit/tracing.test.ts holds Node 20 and 22 to false).
+ */
+export function framesCarryContext(): boolean {
+  return !('_propagate' in AsyncLocalStorage.prototype);
+}
+
+/**
+ * The context manager for this runtime: where V8 carries AsyncLocalStorage (framesCarryContext),
+ * the SDK's own, which installs no promise hook (a saturated SQLite POST traced at one in ten
+ * served, of an untraced server, 0.92 with it and 0.89 with the promise hooks below on Node 24,
+ * 0.86 and 0.84 on Node 22 with the flag; bench/HISTORY.md); elsewhere (Node 20; Node 22 without
+ * the flag), the promise hooks of PromiseContextManager.
+ */
+export function contextManagerFor(frames: boolean = framesCarryContext()): ContextManager {
+  return frames ? new AsyncLocalStorageContextManager().enable() : new PromiseContextManager().enable();
+}
 
 /** Where a promise made within a context keeps it, for the reactions that run after it. */
 const CONTEXT = Symbol('trace context');
@@ -27,8 +54,8 @@ type Tagged = Promise<unknown> & { [CONTEXT]?: Context };
  * (db/driver.ts wraps each driver callback in one), so its spans, its log lines and the
  * outbox's `traceparent` see the request's context; the test of traces checks all three.
  * `v8.promiseHooks` is marked experimental in Node 20 and 22 (it is what async_hooks itself
- * uses for promises); from Node 24, AsyncLocalStorage is carried by V8 (AsyncContextFrame) at no
- * such cost, and the SDK's own manager would do.
+ * uses for promises). Where V8 carries AsyncLocalStorage (AsyncContextFrame), the SDK's own
+ * manager is used instead (contextManagerFor).
  */
 export class PromiseContextManager implements ContextManager {
   private current: Context = ROOT_CONTEXT;

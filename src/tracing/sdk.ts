@@ -8,7 +8,7 @@ import { RedisInstrumentation } from '@opentelemetry/instrumentation-redis';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace-node';
 import { serviceVersion, type TraceSampler } from '../common/config.js';
-import { PromiseContextManager } from './context.js';
+import { contextManagerFor } from './context.js';
 import { traceSqlite } from './sqlite.js';
 import { tracer, tracingStarted } from './tracer.js';
 
@@ -49,7 +49,7 @@ export class ChildCallsOnly implements Sampler {
 /**
  * The OpenTelemetry SDK, registered for this process: spans batched to the OTLP/HTTP exporter
  * (which reads OTEL_EXPORTER_OTLP_ENDPOINT, its headers and timeouts itself), W3C trace context
- * as the propagator, the context carried by promise hooks (tracing/context.ts), and the drivers'
+ * as the propagator, the context manager this runtime carries best (tracing/context.ts), and the drivers'
  * instrumentations.
  * OTEL_RESOURCE_ATTRIBUTES and OTEL_BSP_* are the SDK's to read as usual.
  */
@@ -57,7 +57,7 @@ export function startSdk(settings: TracingSettings): void {
   const exporter = settings.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter();
   const resource = resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': serviceVersion() }).merge(detectResources({ detectors: [envDetector] }));
   const provider = new NodeTracerProvider({ resource, sampler: new ChildCallsOnly(samplerOf(settings.sampler, settings.ratio)), spanProcessors: [new BatchSpanProcessor(exporter)] });
-  provider.register({ contextManager: new PromiseContextManager().enable() });
+  provider.register({ contextManager: contextManagerFor() });
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [new PgInstrumentation({ requireParentSpan: true }), new MySQL2Instrumentation(), new RedisInstrumentation({ requireParentSpan: true })],

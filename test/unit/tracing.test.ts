@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { ROOT_CONTEXT, SpanKind, TraceFlags, trace } from '@opentelemetry/api';
+import { createContextKey, ROOT_CONTEXT, SpanKind, TraceFlags, trace, type ContextManager } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AlwaysOnSampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
 import { ConfigError, SETTINGS } from '../../src/common/config.js';
+import { contextManagerFor, framesCarryContext, PromiseContextManager } from '../../src/tracing/context.js';
 import { ChildCallsOnly, samplerOf } from '../../src/tracing/sdk.js';
 import { traceparentNow, tracingOn } from '../../src/tracing/tracer.js';
 
@@ -45,5 +47,41 @@ describe('tracing pieces', () => {
   it('says nothing of a trace while tracing is off', () => {
     expect(tracingOn()).to.equal(false);
     expect(traceparentNow()).to.equal(null);
+  });
+
+  it('tells whether V8 carries AsyncLocalStorage from how this runtime was started (Node 24, or 22.7 and later with the flag), as Node documents it', () => {
+    const major = Number(process.versions.node.split('.')[0]);
+    const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+    const documented = major >= 24 ? !flags.includes('--no-async-context-frame') : major >= 22 && flags.includes('--experimental-async-context-frame');
+    expect(framesCarryContext()).to.equal(documented);
+  });
+
+  it("uses the SDK's AsyncLocalStorage manager where V8 carries it, the promise hooks elsewhere, and either keeps each request's context through its awaits", async () => {
+    const key = createContextKey('request');
+    const managers: Array<[boolean, ContextManager]> = [
+      [true, contextManagerFor(true)],
+      [false, contextManagerFor(false)],
+    ];
+    for (const [frames, manager] of managers) {
+      try {
+        expect(manager).to.be.instanceOf(frames ? AsyncLocalStorageContextManager : PromiseContextManager);
+        const request = (n: number) =>
+          manager.with(ROOT_CONTEXT.setValue(key, n), async () => {
+            const seen = [manager.active().getValue(key)];
+            await new Promise((resolve) => setImmediate(resolve));
+            seen.push(manager.active().getValue(key));
+            await Promise.resolve();
+            seen.push(manager.active().getValue(key));
+            return seen;
+          });
+        expect(await Promise.all([request(1), request(2)])).to.deep.equal([
+          [1, 1, 1],
+          [2, 2, 2],
+        ]);
+        expect(manager.active().getValue(key)).to.equal(undefined);
+      } finally {
+        manager.disable();
+      }
+    }
   });
 });
