@@ -4,7 +4,8 @@ import { pathToFileURL } from 'node:url';
 /**
  * Imports a module file by path: a plugin or a migration. A TypeScript file needs a loader;
  * under tsx (npm start, the tests) it is there already. Where none runs (the bundled admin
- * command, compiled JavaScript given a folder of .ts plugins), the file is compiled here with
+ * command, compiled JavaScript given a folder of .ts plugins), or Node's own cannot (see
+ * compilesInstead), the file is compiled here with
  * esbuild (tsx's own compiler, a dependency) and imported from memory: a tenth of a second,
  * where registering tsx's loader (a thread of its own) cost half a second of start-up.
  */
@@ -13,9 +14,26 @@ export async function importFile(file: string): Promise<unknown> {
   try {
     return await import(url);
   } catch (err) {
-    if (!/\.[cm]?ts$/.test(file) || (err as { code?: unknown }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw err;
+    if (!compilesInstead(file, err)) throw err;
     return importCompiled(file);
   }
+}
+
+/**
+ * Node's refusals of a TypeScript file that compiling it here does not share. Node 20, and 22
+ * before 22.18, know no `.ts` at all (ERR_UNKNOWN_FILE_EXTENSION). From Node 22.18, and in 24,
+ * Node strips the types itself, but does not take an import of `./x.js` for `./x.ts` as
+ * TypeScript does (ERR_MODULE_NOT_FOUND: `workspace-api/plugin`'s own imports, a plugin's of the
+ * kernel by relative path), strips none under node_modules (this package installed as a
+ * dependency), and runs no syntax that is more than types, such as an enum. Each is found as
+ * the module graph is linked, before any of its code has run. A module that is truly missing
+ * is then named by the compiler, with the file and line that import it.
+ */
+const COMPILE_INSTEAD = new Set(['ERR_UNKNOWN_FILE_EXTENSION', 'ERR_MODULE_NOT_FOUND', 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING', 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX']);
+
+/** Whether `file` is TypeScript that Node's own import refused for a reason compiling it here does not share. */
+export function compilesInstead(file: string, err: unknown): boolean {
+  return /\.[cm]?ts$/.test(file) && COMPILE_INSTEAD.has(String((err as { code?: unknown } | null)?.code));
 }
 
 /**

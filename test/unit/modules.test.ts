@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import ipaddr from 'ipaddr.js';
-import { importCompiled } from '../../src/common/modules.js';
+import { compilesInstead, importCompiled } from '../../src/common/modules.js';
 
 const fixtures = path.join(import.meta.dirname, '..', 'fixtures', 'compiled');
 
@@ -23,5 +23,19 @@ describe('a TypeScript module compiled where no loader runs (the bundled admin c
     await importCompiled(path.join(dir, 'broken.ts')).catch((err: Error) => (failure = err));
     expect(failure?.message).to.match(/broken\.ts:1:/);
     fs.rmSync(dir, { recursive: true });
+  });
+
+  it("compiles a TypeScript file Node refused for want of a loader, or which Node's own type stripping cannot run (Node 22.18 and later), and nothing else", () => {
+    const refused = (code: string) => Object.assign(new Error(code), { code });
+    for (const code of ['ERR_UNKNOWN_FILE_EXTENSION', 'ERR_MODULE_NOT_FOUND', 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING', 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX']) {
+      expect(compilesInstead('/plugins/notes.ts', refused(code)), code).to.equal(true);
+      expect(compilesInstead('/plugins/notes.mts', refused(code)), code).to.equal(true);
+      // JavaScript is Node's to load: its refusal is the answer.
+      expect(compilesInstead('/plugins/notes.js', refused(code)), code).to.equal(false);
+    }
+    // What the module itself threw as it ran, or a refusal compiling would share, is not retried.
+    expect(compilesInstead('/plugins/notes.ts', new TypeError('x is not a function'))).to.equal(false);
+    expect(compilesInstead('/plugins/notes.ts', refused('ERR_INVALID_URL'))).to.equal(false);
+    expect(compilesInstead('/plugins/notes.ts', null)).to.equal(false);
   });
 });
