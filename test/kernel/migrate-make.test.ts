@@ -22,7 +22,11 @@ const FIXTURE = path.join(ROOT_DIR, 'test', 'fixtures', 'author', 'tasks.ts');
 /** The fixture's last field, after which a test adds its own. */
 const CLIENT_FIELD = "    client_id: ref('client', 'The client it is for.'),";
 
-describe('npm run migrate:make: tables from the declarations (an outside author\'s plugin, no migration of its own)', () => {
+describe('npm run migrate:make: tables from the declarations (an outside author\'s plugin, no migration of its own)', function () {
+  // A hang guard, not a speed figure: a test here starts a process a step (migrate:make, migrate,
+  // the server), a dozen or more in turn; the longest took 28-31 s on an idle 2-core machine and
+  // over 60 s with the three backends' suites run side by side.
+  this.timeout(180_000);
   let root: string;
   let plugins: string;
   let migrations: string;
